@@ -1,0 +1,175 @@
+"""Settings as frozen dataclasses with defaults, and a parser that reports bad values by path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+MIB = 1024 * 1024
+
+WATCH_MODES = ("auto", "client", "server", "off")
+TOKENIZERS = ("code", "seed")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One admission policy shared by the walk and ingestion."""
+
+    max_decoded_bytes: int = 64 * MIB
+    max_files: int = 4096
+    max_entries: int = 8192
+    max_depth: int = 64
+    max_file_bytes: int = 16 * MIB
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Reciprocal-rank-fusion weights of the lexical (BM25) and vector streams."""
+
+    bm25: float = 0.6
+    vector: float = 0.4
+
+
+@dataclass(frozen=True)
+class ChunkShape:
+    """What shapes chunks; it is part of every file's fingerprint, so changing it re-chunks."""
+
+    max_lines: int = 80
+    max_chars: int = 4000
+    overlap_lines: int = 10
+    min_merge_lines: int = 6
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a session can be configured with; defaults are the documented ones."""
+
+    weights: Weights = field(default_factory=Weights)
+    max_chunks_per_file: int = 3
+    embedding: str | Mapping[str, Any] = "auto"
+    limits: Limits = field(default_factory=Limits)
+    watch: str = "auto"
+    cache_dir: str | None = None
+    tokenizer: str = "code"
+    chunk_shape: ChunkShape = field(default_factory=ChunkShape)
+
+
+def parse_settings(raw: Mapping[str, Any] | None, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from the wire's `ragls` section; each bad value is reported by path and its default kept."""
+    settings = base or Settings()
+    problems: list[str] = []
+    if raw is None:
+        return settings, problems
+    if not isinstance(raw, Mapping):
+        return settings, [f"ragls: expected an object, got {type(raw).__name__}; using defaults"]
+    for key, value in raw.items():
+        parser = _TOP_LEVEL.get(key)
+        if parser is None:
+            problems.append(f"ragls.{key}: unknown setting, ignored")
+            continue
+        settings = parser(settings, value, f"ragls.{key}", problems)
+    return settings, problems
+
+
+def _positive_int(value: Any, path: str, problems: list[str]) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.append(f"{path}: expected a positive integer, got {value!r}; using the default")
+        return None
+    return value
+
+
+def _weight(value: Any, path: str, problems: list[str]) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
+        problems.append(f"{path}: expected a number from 0 to 10, got {value!r}; using the default")
+        return None
+    return float(value)
+
+
+def _parse_weights(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if not isinstance(value, Mapping):
+        problems.append(f"{path}: expected an object like {{\"bm25\": 0.6, \"vector\": 0.4}}, got {value!r}")
+        return settings
+    weights = settings.weights
+    for key, raw_weight in value.items():
+        if key not in ("bm25", "vector"):
+            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25 or vector)")
+            continue
+        parsed = _weight(raw_weight, f"{path}.{key}", problems)
+        if parsed is not None:
+            weights = replace(weights, **{key: parsed})
+    return replace(settings, weights=weights)
+
+
+_LIMIT_KEYS = {
+    "maxDecodedBytes": "max_decoded_bytes",
+    "maxFiles": "max_files",
+    "maxEntries": "max_entries",
+    "maxDepth": "max_depth",
+    "maxFileBytes": "max_file_bytes",
+}
+
+
+def _parse_limits(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if not isinstance(value, Mapping):
+        problems.append(f"{path}: expected an object, got {value!r}; using the defaults")
+        return settings
+    limits = settings.limits
+    for key, raw_limit in value.items():
+        attribute = _LIMIT_KEYS.get(key)
+        if attribute is None:
+            problems.append(f"{path}.{key}: unknown limit, ignored (known: {', '.join(_LIMIT_KEYS)})")
+            continue
+        parsed = _positive_int(raw_limit, f"{path}.{key}", problems)
+        if parsed is not None:
+            limits = replace(limits, **{attribute: parsed})
+    return replace(settings, limits=limits)
+
+
+def _parse_max_chunks(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    parsed = _positive_int(value, path, problems)
+    return settings if parsed is None else replace(settings, max_chunks_per_file=parsed)
+
+
+def _choice(name: str, choices: tuple[str, ...]) -> Callable[[Settings, Any, str, list[str]], Settings]:
+    def parse(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+        if value not in choices:
+            problems.append(f"{path}: expected one of {', '.join(choices)}, got {value!r}; using the default")
+            return settings
+        return replace(settings, **{name: value})
+
+    return parse
+
+
+def _parse_embedding(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if value in ("auto", "none", None) or isinstance(value, Mapping):
+        return replace(settings, embedding=value if value is not None else "none")
+    problems.append(f"{path}: expected \"auto\", \"none\" or an object, got {value!r}; using the default")
+    return settings
+
+
+def _parse_cache_dir(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if value is None or (isinstance(value, str) and value):
+        return replace(settings, cache_dir=value)
+    problems.append(f"{path}: expected a directory path or null, got {value!r}; using the default")
+    return settings
+
+
+_TOP_LEVEL: dict[str, Callable[[Settings, Any, str, list[str]], Settings]] = {
+    "weights": _parse_weights,
+    "maxChunksPerFile": _parse_max_chunks,
+    "embedding": _parse_embedding,
+    "limits": _parse_limits,
+    "watch": _choice("watch", WATCH_MODES),
+    "cacheDir": _parse_cache_dir,
+    "tokenizer": _choice("tokenizer", TOKENIZERS),
+}
+
+
+def limit_setting_path(attribute: str) -> str:
+    """The user-facing setting path of a Limits field, for error messages."""
+    wire = {python: wire for wire, python in _LIMIT_KEYS.items()}[attribute]
+    return f"ragls.limits.{wire}"
+
+
+assert {f.name for f in fields(Limits)} == set(_LIMIT_KEYS.values())

@@ -1,0 +1,1 @@
+"""Ingestion: which files a folder holds (the walk), and what chunks each file becomes."""

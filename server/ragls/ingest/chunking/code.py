@@ -1,0 +1,191 @@
+"""Source code cut at symbol boundaries with tree-sitter; one query file per language names the symbols."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+import tree_sitter
+
+from ragls.config import ChunkShape
+from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile
+from ragls.model import Symbol
+
+CHUNKER_VERSION = "code-1"
+
+# language -> (grammar module, function returning the language pointer)
+GRAMMARS = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "swift": ("tree_sitter_swift", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "lua": ("tree_sitter_lua", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+}
+# Query files shared between grammars of one family.
+QUERY_FILE = {"tsx": "typescript"}
+# Kinds that make a nested function a method.
+CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "object", "module", "namespace"})
+# Nodes that wrap a definition and belong to its span (decorators, `export`, templates).
+WRAPPER_TYPES = frozenset(
+    {"decorated_definition", "export_statement", "template_declaration", "annotation"}
+)
+
+
+@dataclass
+class _Definition:
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    children: list[_Definition] = field(default_factory=list)
+    qualified_name: str = ""
+
+
+def supports(language: str) -> bool:
+    """True when a grammar and a query exist for the language."""
+    return language in GRAMMARS and _query_text(language) is not None
+
+
+def chunk_code(text: str, rel_path: str, language: str, shape: ChunkShape) -> ChunkedFile:
+    """One chunk per definition that fits the target; bigger ones split into members or line windows."""
+    lines = text.splitlines()
+    tree = _parser(language).parse(text.encode("utf-8"))
+    definitions = _nest(_definitions(tree.root_node, language))
+    symbols: list[Symbol] = []
+    _qualify(definitions, None, rel_path, symbols)
+    builder = ChunkBuilder(rel_path, language, lines)
+    _emit(builder, definitions, 1, len(lines), None, shape)
+    return ChunkedFile(builder.sorted_chunks(), symbols)
+
+
+def _emit(builder: ChunkBuilder, definitions: list[_Definition], start: int, end: int,
+          container: _Definition | None, shape: ChunkShape) -> None:
+    """Chunk lines start..end: each definition by itself, the code between them under the container."""
+    gap_symbol = container.qualified_name if container else None
+    gap_kind = container.kind if container else None
+    cursor = start
+    for definition in definitions:
+        if definition.start_line > cursor:
+            builder.add_windows(cursor, definition.start_line - 1, shape, gap_symbol, gap_kind)
+        _emit_definition(builder, definition, shape)
+        cursor = max(cursor, definition.end_line + 1)
+    if cursor <= end:
+        builder.add_windows(cursor, end, shape, gap_symbol, gap_kind)
+
+
+def _emit_definition(builder: ChunkBuilder, definition: _Definition, shape: ChunkShape) -> None:
+    n_lines = definition.end_line - definition.start_line + 1
+    n_chars = sum(len(line) + 1 for line in builder.lines[definition.start_line - 1 : definition.end_line])
+    if n_lines <= shape.max_lines and n_chars <= shape.max_chars:
+        builder.add(definition.start_line, definition.end_line, definition.qualified_name, definition.kind)
+    elif definition.children:
+        _emit(builder, definition.children, definition.start_line, definition.end_line, definition, shape)
+    else:
+        builder.add_windows(definition.start_line, definition.end_line, shape, definition.qualified_name,
+                            definition.kind)
+
+
+def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
+    found: dict[tuple[int, int], _Definition] = {}
+    for _, captures in tree_sitter.QueryCursor(_query(language)).matches(root):
+        kind_and_node = [(name.split(".", 1)[1], nodes[0]) for name, nodes in captures.items()
+                         if name.startswith("definition.")]
+        names = captures.get("name")
+        if not kind_and_node or not names:
+            continue
+        kind, node = kind_and_node[0]
+        name = _text(names[0])
+        start_line, end_line = _span(node)
+        key = (start_line, end_line)
+        if key not in found and name:
+            found[key] = _Definition(name, kind, start_line, end_line)
+    return sorted(found.values(), key=lambda d: (d.start_line, -d.end_line))
+
+
+def _span(node: tree_sitter.Node) -> tuple[int, int]:
+    """1-based inclusive lines of a definition with its wrappers and the comments right above it."""
+    while node.parent is not None and node.parent.type in WRAPPER_TYPES:
+        node = node.parent
+    start_row = node.start_point.row
+    sibling = node.prev_sibling
+    while sibling is not None and "comment" in sibling.type and sibling.end_point.row >= start_row - 1:
+        start_row = sibling.start_point.row
+        sibling = sibling.prev_sibling
+    end_row = node.end_point.row if node.end_point.column > 0 or node.end_point.row == start_row \
+        else node.end_point.row - 1
+    return start_row + 1, end_row + 1
+
+
+def _nest(flat: list[_Definition]) -> list[_Definition]:
+    """Turn definitions sorted by (start, -end) into a containment forest."""
+    roots: list[_Definition] = []
+    stack: list[_Definition] = []
+    for definition in flat:
+        while stack and definition.start_line > stack[-1].end_line:
+            stack.pop()
+        if stack and definition.end_line <= stack[-1].end_line:
+            stack[-1].children.append(definition)
+        elif stack:
+            # Overlapping but not contained (rare, e.g. comments pulled in): treat as a sibling.
+            stack.pop()
+            (stack[-1].children if stack else roots).append(definition)
+        else:
+            roots.append(definition)
+        stack.append(definition)
+    return roots
+
+
+def _qualify(definitions: list[_Definition], parent: _Definition | None, rel_path: str,
+             symbols: list[Symbol]) -> None:
+    for definition in definitions:
+        if parent is not None and definition.kind == "function" and parent.kind in CONTAINER_KINDS:
+            definition.kind = "method"
+        container = parent.qualified_name if parent else None
+        definition.qualified_name = f"{container}.{definition.name}" if container else definition.name
+        symbols.append(Symbol(definition.name, definition.qualified_name, definition.kind, rel_path,
+                              definition.start_line, definition.end_line, container))
+        _qualify(definition.children, definition, rel_path, symbols)
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace").strip()
+
+
+@cache
+def _language(language: str) -> tree_sitter.Language:
+    module_name, attribute = GRAMMARS[language]
+    module = importlib.import_module(module_name)
+    return tree_sitter.Language(getattr(module, attribute)())
+
+
+@cache
+def _parser(language: str) -> tree_sitter.Parser:
+    return tree_sitter.Parser(_language(language))
+
+
+@cache
+def _query(language: str) -> tree_sitter.Query:
+    text = _query_text(language)
+    assert text is not None
+    return tree_sitter.Query(_language(language), text)
+
+
+@cache
+def _query_text(language: str) -> str | None:
+    name = QUERY_FILE.get(language, language)
+    resource = resources.files("ragls.ingest").joinpath("queries", f"{name}.scm")
+    return resource.read_text(encoding="utf-8") if resource.is_file() else None

@@ -1,0 +1,132 @@
+"""Plain value types shared by every layer: documents, chunks, symbols, progress and status."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+def _frozen(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(metadata or {}))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Document:
+    """An immutable unit of searchable text; equality is by id alone, as in the knowledge-base contract."""
+
+    id: str
+    content: str
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    embedding: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str) or not self.content.strip():
+            raise ValueError("Document content must be a non-empty string")
+        if not self.id:
+            raise ValueError("Document id must be a non-empty string")
+        object.__setattr__(self, "metadata", _frozen(self.metadata))
+
+    @classmethod
+    def of(cls, content: str, metadata: Mapping[str, Any] | None = None, id: str | None = None) -> Document:
+        """Build a document, generating a UUID when no id is given."""
+        return cls(id=id or str(uuid.uuid4()), content=content, metadata=_frozen(metadata))
+
+    def with_embedding(self, embedding: tuple[float, ...]) -> Document:
+        """A copy carrying an embedding; documents never change in place."""
+        return Document(self.id, self.content, self.metadata, tuple(embedding))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Document) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+@dataclass(frozen=True, slots=True, order=False)
+class SearchResult:
+    """A document with its relevance score; sorting puts the highest score first."""
+
+    document: Document
+    score: float
+
+    def __lt__(self, other: SearchResult) -> bool:
+        return self.score > other.score
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of one file cut at a symbol boundary, with 1-based inclusive line numbers."""
+
+    id: str
+    content: str
+    file: str
+    language: str
+    start_line: int
+    end_line: int
+    symbol: str | None = None
+    symbol_kind: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        """The metadata a chunk's document carries, keyed as on the wire."""
+        data: dict[str, Any] = {
+            "file": self.file,
+            "language": self.language,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "source": "file",
+        }
+        if self.symbol:
+            data["symbol"] = self.symbol
+            data["symbolKind"] = self.symbol_kind
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition found while chunking; the workspace-symbol index is a list of these."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    file: str
+    start_line: int
+    end_line: int
+    container: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far an index run has got, reported after each file."""
+
+    indexed_files: int
+    total_files: int
+    current_file: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """A session's state as callers see it; maps one to one onto the protocol's FolderStatus."""
+
+    state: str
+    files: int
+    chunks: int
+    documents: int
+    generation: int
+    last_indexed_at: str | None
+    indexed_path: str | None
+    skipped: Mapping[str, int]
+    error: str | None
+    vectors: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A manually added document as listed: id, a 100-character preview, its length and metadata."""
+
+    id: str
+    preview: str
+    content_length: int
+    metadata: Mapping[str, Any]
