@@ -88,7 +88,7 @@ def _weight(value: Any, path: str, problems: list[str]) -> float | None:
 
 def _parse_weights(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
     if not isinstance(value, Mapping):
-        problems.append(f"{path}: expected an object like {{\"bm25\": 0.6, \"vector\": 0.4}}, got {value!r}")
+        problems.append(f'{path}: expected an object like {{"bm25": 0.6, "vector": 0.4}}, got {value!r}')
         return settings
     weights = settings.weights
     for key, raw_weight in value.items():
@@ -144,7 +144,7 @@ def _choice(name: str, choices: tuple[str, ...]) -> Callable[[Settings, Any, str
 def _parse_embedding(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
     if value in ("auto", "none", None) or isinstance(value, Mapping):
         return replace(settings, embedding=value if value is not None else "none")
-    problems.append(f"{path}: expected \"auto\", \"none\" or an object, got {value!r}; using the default")
+    problems.append(f'{path}: expected "auto", "none" or an object, got {value!r}; using the default')
     return settings
 
 

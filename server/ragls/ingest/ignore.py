@@ -17,9 +17,31 @@ MAX_IGNORE_PATTERNS = 1024
 
 SKIPPED_DIRECTORY_NAMES = frozenset(
     {
-        ".aws", ".git", ".gnupg", ".gradle", ".hg", ".idea", ".kube", ".next", ".ssh", ".svn",
-        ".vscode", "__pycache__", "build", "coverage", "dist", "node_modules", "out", "target",
-        "vendor", ".venv", "venv", "site-packages", ".tox", ".mypy_cache", ".pytest_cache",
+        ".aws",
+        ".git",
+        ".gnupg",
+        ".gradle",
+        ".hg",
+        ".idea",
+        ".kube",
+        ".next",
+        ".ssh",
+        ".svn",
+        ".vscode",
+        "__pycache__",
+        "build",
+        "coverage",
+        "dist",
+        "node_modules",
+        "out",
+        "target",
+        "vendor",
+        ".venv",
+        "venv",
+        "site-packages",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
         ".ruff_cache",
     }
 )
@@ -30,8 +52,18 @@ SECRET_FILE_NAMES = frozenset(
 )
 SECRET_FILE_PATTERNS = (".env.*",)
 GENERATED_FILE_NAMES = frozenset(
-    {"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "cargo.lock", "composer.lock",
-     "gemfile.lock", "uv.lock", "pipfile.lock", "npm-shrinkwrap.json"}
+    {
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "cargo.lock",
+        "composer.lock",
+        "gemfile.lock",
+        "uv.lock",
+        "pipfile.lock",
+        "npm-shrinkwrap.json",
+    }
 )
 GENERATED_FILE_PATTERNS = ("*.min.js", "*.min.css", "*.map", "*.min.mjs", "*.bundle.js")
 # Editor lock and swap files that appear and vanish while a user types.

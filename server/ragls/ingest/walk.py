@@ -17,6 +17,7 @@ class WalkResult:
     """Admitted files as sorted relative POSIX paths, and what was skipped, by reason."""
 
     files: list[str] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     entries: int = 0
 
@@ -33,6 +34,7 @@ def walk(root: Path, limits: Limits, rules: IgnoreRules | None = None, start: st
             rel = f"{directory}/{entry.name}" if directory else entry.name
             _visit(entry, rel, limits, rules, result, pending)
     result.files.sort()
+    result.directories.sort()
     return result
 
 
@@ -85,6 +87,7 @@ def _visit(
     _admit(rel, is_dir, limits, result)
     if is_dir:
         pending.append(rel)
+        result.directories.append(rel)
     else:
         result.files.append(rel)
 

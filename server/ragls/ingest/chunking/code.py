@@ -40,9 +40,7 @@ QUERY_FILE = {"tsx": "typescript"}
 # Kinds that make a nested function a method.
 CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "object", "module", "namespace"})
 # Nodes that wrap a definition and belong to its span (decorators, `export`, templates).
-WRAPPER_TYPES = frozenset(
-    {"decorated_definition", "export_statement", "template_declaration", "annotation"}
-)
+WRAPPER_TYPES = frozenset({"decorated_definition", "export_statement", "template_declaration", "annotation"})
 
 
 @dataclass
@@ -72,8 +70,14 @@ def chunk_code(text: str, rel_path: str, language: str, shape: ChunkShape) -> Ch
     return ChunkedFile(builder.sorted_chunks(), symbols)
 
 
-def _emit(builder: ChunkBuilder, definitions: list[_Definition], start: int, end: int,
-          container: _Definition | None, shape: ChunkShape) -> None:
+def _emit(
+    builder: ChunkBuilder,
+    definitions: list[_Definition],
+    start: int,
+    end: int,
+    container: _Definition | None,
+    shape: ChunkShape,
+) -> None:
     """Chunk lines start..end: each definition by itself, the code between them under the container."""
     gap_symbol = container.qualified_name if container else None
     gap_kind = container.kind if container else None
@@ -95,15 +99,17 @@ def _emit_definition(builder: ChunkBuilder, definition: _Definition, shape: Chun
     elif definition.children:
         _emit(builder, definition.children, definition.start_line, definition.end_line, definition, shape)
     else:
-        builder.add_windows(definition.start_line, definition.end_line, shape, definition.qualified_name,
-                            definition.kind)
+        builder.add_windows(
+            definition.start_line, definition.end_line, shape, definition.qualified_name, definition.kind
+        )
 
 
 def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
     found: dict[tuple[int, int], _Definition] = {}
     for _, captures in tree_sitter.QueryCursor(_query(language)).matches(root):
-        kind_and_node = [(name.split(".", 1)[1], nodes[0]) for name, nodes in captures.items()
-                         if name.startswith("definition.")]
+        kind_and_node = [
+            (name.split(".", 1)[1], nodes[0]) for name, nodes in captures.items() if name.startswith("definition.")
+        ]
         names = captures.get("name")
         if not kind_and_node or not names:
             continue
@@ -125,8 +131,9 @@ def _span(node: tree_sitter.Node) -> tuple[int, int]:
     while sibling is not None and "comment" in sibling.type and sibling.end_point.row >= start_row - 1:
         start_row = sibling.start_point.row
         sibling = sibling.prev_sibling
-    end_row = node.end_point.row if node.end_point.column > 0 or node.end_point.row == start_row \
-        else node.end_point.row - 1
+    end_row = (
+        node.end_point.row if node.end_point.column > 0 or node.end_point.row == start_row else node.end_point.row - 1
+    )
     return start_row + 1, end_row + 1
 
 
@@ -149,15 +156,23 @@ def _nest(flat: list[_Definition]) -> list[_Definition]:
     return roots
 
 
-def _qualify(definitions: list[_Definition], parent: _Definition | None, rel_path: str,
-             symbols: list[Symbol]) -> None:
+def _qualify(definitions: list[_Definition], parent: _Definition | None, rel_path: str, symbols: list[Symbol]) -> None:
     for definition in definitions:
         if parent is not None and definition.kind == "function" and parent.kind in CONTAINER_KINDS:
             definition.kind = "method"
         container = parent.qualified_name if parent else None
         definition.qualified_name = f"{container}.{definition.name}" if container else definition.name
-        symbols.append(Symbol(definition.name, definition.qualified_name, definition.kind, rel_path,
-                              definition.start_line, definition.end_line, container))
+        symbols.append(
+            Symbol(
+                definition.name,
+                definition.qualified_name,
+                definition.kind,
+                rel_path,
+                definition.start_line,
+                definition.end_line,
+                container,
+            )
+        )
         _qualify(definition.children, definition, rel_path, symbols)
 
 

@@ -62,8 +62,9 @@ class ChunkBuilder:
         self._ids.add(chunk_id)
         self.chunks.append(Chunk(chunk_id, content, self.rel_path, self.language, start, end, symbol, kind))
 
-    def add_windows(self, start: int, end: int, shape: ChunkShape, symbol: str | None = None,
-                    kind: str | None = None) -> None:
+    def add_windows(
+        self, start: int, end: int, shape: ChunkShape, symbol: str | None = None, kind: str | None = None
+    ) -> None:
         """Add lines start..end, split into overlapping windows when longer than the target."""
         trimmed = trim_blank_edges(self.lines, start, end)
         if trimmed is None:

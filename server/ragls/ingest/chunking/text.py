@@ -12,15 +12,14 @@ def chunk_text(text: str, rel_path: str, language: str, shape: ChunkShape) -> Ch
     """Pack blank-line separated paragraphs into chunks of at most max_lines lines."""
     lines = text.splitlines()
     builder = ChunkBuilder(rel_path, language, lines)
-    start: int | None = None
+    packed: tuple[int, int] | None = None
     for paragraph_start, paragraph_end in _paragraphs(lines):
-        if start is not None and paragraph_end - start + 1 > shape.max_lines:
-            builder.add_windows(start, previous_end, shape)
-            start = None
-        start = paragraph_start if start is None else start
-        previous_end = paragraph_end
-    if start is not None:
-        builder.add_windows(start, previous_end, shape)
+        if packed is not None and paragraph_end - packed[0] + 1 > shape.max_lines:
+            builder.add_windows(*packed, shape)
+            packed = None
+        packed = (paragraph_start, paragraph_end) if packed is None else (packed[0], paragraph_end)
+    if packed is not None:
+        builder.add_windows(*packed, shape)
     return ChunkedFile(builder.sorted_chunks(), [])
 
 

@@ -1,0 +1,247 @@
+"""The `ragls` command: `serve` for editors, and `index`, `search`, `context`, `symbols` without one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from ragls import __version__
+from ragls.config import Limits, Settings
+from ragls.errors import RaglsError
+from ragls.model import Progress, SearchResult
+from ragls.rag.prompt import FORMATS
+from ragls.rag.service import RagService, RunSummary
+from ragls.server.convert import search_result_to_wire
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.handler(args))
+    except RaglsError as exc:
+        _say(f"ragls: error: {exc}")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        _say("ragls: interrupted")
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragls", description="A retrieval index for a folder of code: a language server and a CLI."
+    )
+    parser.add_argument("--version", action="version", version=f"ragls {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the language server (stdio by default)",
+        description="Run the language server. stdout carries only JSON-RPC.",
+    )
+    serve.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
+    serve.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    serve.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="log level on stderr (default warning)",
+    )
+    serve.set_defaults(handler=_serve)
+
+    index = commands.add_parser(
+        "index",
+        help="index a folder and print what was indexed",
+        description="Index PATH and report files, chunks, skips and time.",
+    )
+    _add_common(index)
+    index.set_defaults(handler=_index)
+
+    search = commands.add_parser(
+        "search",
+        help="index a folder, then print the chunks that answer QUERY",
+        description="Index PATH, then rank its chunks for QUERY.",
+    )
+    _add_common(search)
+    search.add_argument("query", metavar="QUERY", help="a question or keywords, in quotes")
+    search.add_argument("-k", "--top-k", type=int, default=10, help="how many results (1..100, default 10)")
+    search.add_argument("--json", action="store_true", help="print results as JSON (the protocol's RagResult)")
+    search.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="exact metadata match, e.g. --filter language=python (repeatable)",
+    )
+    search.set_defaults(handler=_search)
+
+    context = commands.add_parser(
+        "context",
+        help="print a context prompt for QUERY",
+        description="Index PATH, then print the context prompt for QUERY.",
+    )
+    _add_common(context)
+    context.add_argument("query", metavar="QUERY")
+    context.add_argument("--format", choices=FORMATS, default="fenced", help="prompt layout (default fenced)")
+    context.add_argument("-k", "--top-k", type=int, default=5, help="how many chunks (1..100, default 5)")
+    context.set_defaults(handler=_context)
+
+    symbols = commands.add_parser(
+        "symbols",
+        help="find symbols (functions, classes, headings) by name",
+        description="Index PATH, then list symbols matching QUERY.",
+    )
+    _add_common(symbols)
+    symbols.add_argument("query", metavar="QUERY", nargs="?", default="", help="name or part of it")
+    symbols.add_argument("-n", "--limit", type=int, default=50, help="how many symbols (default 50)")
+    symbols.set_defaults(handler=_symbols)
+    return parser
+
+
+def _add_common(command: argparse.ArgumentParser) -> None:
+    command.add_argument("path", metavar="PATH", type=Path, help="the folder to index")
+    command.add_argument(
+        "--max-files", type=int, default=None, help=f"raise the file limit (default {Limits().max_files})"
+    )
+    command.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ragls.server.app import run_server
+
+    logging.basicConfig(
+        level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    run_server(tcp=args.tcp, host=args.host, port=args.port)
+    return EXIT_OK
+
+
+def _indexed_service(args: argparse.Namespace) -> tuple[RagService, RunSummary]:
+    settings = Settings()
+    if args.max_files:
+        from dataclasses import replace
+
+        settings = replace(
+            settings,
+            limits=replace(
+                settings.limits,
+                max_files=args.max_files,
+                max_entries=max(settings.limits.max_entries, 2 * args.max_files),
+            ),
+        )
+    service = RagService(args.path, settings)
+    bar = None if args.quiet else _ProgressBar(sys.stderr)
+    summary = service.index_directory(progress=bar.update if bar else None)
+    if bar:
+        bar.finish()
+    return service, summary
+
+
+def _index(args: argparse.Namespace) -> int:
+    service, summary = _indexed_service(args)
+    status = service.status()
+    skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(status.skipped.items())) or "none"
+    _out(f"indexed {status.indexed_path}")
+    _out(f"files {status.files}, chunks {status.chunks}, symbols {len(service.state.symbols)}")
+    _out(f"skipped: {skipped}")
+    _out(f"took {summary.seconds:.2f}s")
+    return EXIT_OK
+
+
+def _search(args: argparse.Namespace) -> int:
+    filters = dict(_parse_filter(item) for item in args.filter) or None
+    service, _ = _indexed_service(args)
+    results = service.search(args.query, args.top_k, filters)
+    if args.json:
+        root = service.root
+        _out(json.dumps([search_result_to_wire(r, root) for r in results], indent=2))
+        return EXIT_OK
+    if not results:
+        _out("no results")
+    for rank, result in enumerate(results, start=1):
+        _out(_format_result(rank, result))
+    return EXIT_OK
+
+
+def _context(args: argparse.Namespace) -> int:
+    service, _ = _indexed_service(args)
+    prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format)
+    _out(prompt)
+    return EXIT_OK
+
+
+def _symbols(args: argparse.Namespace) -> int:
+    service, _ = _indexed_service(args)
+    found = service.symbols(args.query, args.limit)
+    if not found:
+        _out("no symbols")
+    for symbol in found:
+        _out(f"{symbol.qualified_name}  {symbol.kind}  {symbol.file}:{symbol.start_line}-{symbol.end_line}")
+    return EXIT_OK
+
+
+def _format_result(rank: int, result: SearchResult) -> str:
+    metadata = result.document.metadata
+    where = (
+        f"{metadata['file']}:{metadata.get('startLine')}-{metadata.get('endLine')}"
+        if metadata.get("file")
+        else result.document.id
+    )
+    symbol = f"  {metadata['symbol']}" if metadata.get("symbol") else ""
+    lines = [line for line in result.document.content.splitlines() if line.strip()][:3]
+    body = "\n".join(f"    {line[:120]}" for line in lines)
+    return f"{rank:>2}. {result.score:.4f}  {where}{symbol}\n{body}"
+
+
+def _parse_filter(item: str) -> tuple[str, Any]:
+    key, separator, value = item.partition("=")
+    if not separator or not key:
+        raise RaglsError(f"--filter expects KEY=VALUE, got {item!r}")
+    return key, int(value) if value.lstrip("-").isdigit() else value
+
+
+class _ProgressBar:
+    """Files done/total and the current file, redrawn in place on a terminal, or a final line otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.is_tty = stream.isatty()
+        self.last_draw = 0.0
+        self.last: Progress | None = None
+
+    def update(self, progress: Progress) -> None:
+        self.last = progress
+        now = time.monotonic()
+        if self.is_tty and (now - self.last_draw > 0.05 or progress.indexed_files == progress.total_files):
+            self.last_draw = now
+            width = 24
+            filled = width * progress.indexed_files // max(progress.total_files, 1)
+            bar = "#" * filled + "-" * (width - filled)
+            line = f"[{bar}] {progress.indexed_files}/{progress.total_files} {progress.current_file}"
+            self.stream.write("\r" + line[:100].ljust(100))
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if self.is_tty and self.last is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
+def _out(*parts: object) -> None:
+    sys.stdout.write(" ".join(str(p) for p in parts) + "\n")

@@ -1,0 +1,95 @@
+"""BM25Stream: Okapi BM25 (k1 1.2, b 0.75) over an incremental inverted index, with query synonyms."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragls.index.postings import Postings
+from ragls.index.ranking import top_results
+from ragls.index.tokenize import Tokenizer, code_tokens, expand_query, searchable_text
+from ragls.model import Document, SearchResult
+
+K1 = 1.2
+B = 0.75
+
+
+class BM25Stream:
+    """Keyword ranking; its generation swap is atomic under its own write lock."""
+
+    name = "bm25"
+
+    def __init__(self, tokenizer: Tokenizer = code_tokens, k1: float = K1, b: float = B) -> None:
+        self.tokenizer = tokenizer
+        self.k1 = k1
+        self.b = b
+        self._postings = Postings()
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return self._postings.n_alive
+
+    def add_documents(self, documents: Iterable[Document]) -> None:
+        with self._lock:
+            for document in documents:
+                self._postings.add(document, self._terms(document))
+
+    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]:
+        """Drop then add as one step readers never see half of; returns the documents removed."""
+        with self._lock:
+            removed = [doc for doc in (self._postings.remove(i) for i in remove_ids) if doc is not None]
+            try:
+                for document in add:
+                    self._postings.add(document, self._terms(document))
+            except BaseException:
+                for document in add:
+                    self._postings.remove(document.id)
+                for document in removed:
+                    self._postings.add(document, self._terms(document))
+                raise
+            self._postings.maybe_compact()
+            return removed
+
+    def remove(self, document_id: str) -> bool:
+        with self._lock:
+            return self._postings.remove(document_id) is not None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._postings.clear()
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        """Documents ranked by BM25 over the query's terms and their synonyms."""
+        terms = expand_query(self.tokenizer(query), self.tokenizer)
+        with self._lock:
+            scores = self.scores(terms)
+            if scores is None:
+                return []
+            return top_results(scores, self._postings.documents, top_k, filters)
+
+    def scores(self, terms: Sequence[str]) -> np.ndarray | None:
+        """BM25 score of every slot for the given (already tokenized) query terms."""
+        postings = self._postings
+        n_documents = postings.n_alive
+        if n_documents == 0 or not terms:
+            return None
+        lengths = postings.lengths()
+        average_length = max(postings.total_length / n_documents, 1e-9)
+        normalizer = self.k1 * (1.0 - self.b + self.b * lengths / average_length)
+        scores = np.zeros(postings.n_slots, dtype=np.float32)
+        for term in terms:
+            entry = postings.term_postings(term)
+            if entry is None:
+                continue
+            slots, frequencies, document_frequency = entry
+            idf = math.log(1.0 + (n_documents - document_frequency + 0.5) / (document_frequency + 0.5))
+            scores[slots] += idf * frequencies * (self.k1 + 1.0) / (frequencies + normalizer[slots])
+        scores[~postings.alive()] = 0.0
+        return scores
+
+    def _terms(self, document: Document) -> list[str]:
+        return self.tokenizer(searchable_text(document.content, document.metadata))

@@ -1,0 +1,131 @@
+"""The KnowledgeBase contract and its in-memory store: TF-IDF cosine search and embedding cosine search."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragls.index.postings import Postings
+from ragls.index.ranking import matches, top_results
+from ragls.index.tokenize import Tokenizer, code_tokens, searchable_text
+from ragls.model import Document, SearchResult
+
+
+class KnowledgeBase(Protocol):
+    """A document store that can be searched by text and by embedding."""
+
+    def add_document(self, document: Document) -> None: ...
+    def add_documents(self, documents: Sequence[Document]) -> None: ...
+    def get_document(self, document_id: str) -> Document | None: ...
+    def remove_document(self, document_id: str) -> bool: ...
+    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]: ...
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]: ...
+    def search_by_embedding(
+        self, embedding: Sequence[float], top_k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[SearchResult]: ...
+    def size(self) -> int: ...
+    def clear(self) -> None: ...
+
+
+class InMemoryKnowledgeBase:
+    """Thread-safe store ranking by TF-IDF cosine (lnc.ltc), so updates never recompute other documents."""
+
+    name = "tfidf"
+
+    def __init__(self, tokenizer: Tokenizer = code_tokens) -> None:
+        self.tokenizer = tokenizer
+        self._documents: dict[str, Document] = {}
+        self._postings = Postings()
+        self._lock = threading.RLock()
+
+    def add_document(self, document: Document) -> None:
+        self.add_documents([document])
+
+    def add_documents(self, documents: Sequence[Document]) -> None:
+        self.replace_documents((), documents)
+
+    def get_document(self, document_id: str) -> Document | None:
+        return self._documents.get(document_id)
+
+    def remove_document(self, document_id: str) -> bool:
+        return bool(self.replace_documents([document_id], []))
+
+    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]:
+        """Drop then add under the write lock, rolling back if an add fails; returns what was removed."""
+        with self._lock:
+            removed = [self._documents.pop(i) for i in remove_ids if i in self._documents]
+            replaced = [self._documents[d.id] for d in add if d.id in self._documents]
+            try:
+                for document in removed:
+                    self._postings.remove(document.id)
+                for document in add:
+                    self._postings.add(document, self._terms(document))
+                    self._documents[document.id] = document
+            except BaseException:
+                for document in add:
+                    self._postings.remove(document.id)
+                    self._documents.pop(document.id, None)
+                for document in [*removed, *replaced]:
+                    self._postings.add(document, self._terms(document))
+                    self._documents[document.id] = document
+                raise
+            self._postings.maybe_compact()
+            return removed + replaced
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        """Cosine of (1 + log tf) document weights with (1 + log tf) * idf query weights."""
+        query_counts = Counter(self.tokenizer(query))
+        with self._lock:
+            postings = self._postings
+            n_documents = postings.n_alive
+            if n_documents == 0 or not query_counts:
+                return []
+            scores = np.zeros(postings.n_slots, dtype=np.float32)
+            query_norm = 0.0
+            for term, count in query_counts.items():
+                entry = postings.term_postings(term)
+                if entry is None:
+                    continue
+                slots, frequencies, document_frequency = entry
+                weight = (1.0 + math.log(count)) * math.log(1.0 + n_documents / document_frequency)
+                query_norm += weight * weight
+                scores[slots] += weight * (1.0 + np.log(frequencies))
+            if query_norm == 0.0:
+                return []
+            scores /= postings.log_norms() * math.sqrt(query_norm)
+            scores[~postings.alive()] = 0.0
+            return top_results(scores, postings.documents, top_k, filters)
+
+    def search_by_embedding(
+        self, embedding: Sequence[float], top_k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[SearchResult]:
+        """Cosine similarity against every document that carries an embedding of the same size."""
+        query = np.asarray(embedding, dtype=np.float32)
+        with self._lock:
+            candidates = [
+                d
+                for d in self._documents.values()
+                if d.embedding is not None and len(d.embedding) == query.size and matches(d, filters)
+            ]
+        if not candidates or not np.any(query):
+            return []
+        matrix = np.asarray([d.embedding for d in candidates], dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
+        scores = matrix @ query / np.where(norms == 0, 1.0, norms)
+        return top_results(scores, candidates, top_k)
+
+    def size(self) -> int:
+        return len(self._documents)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._documents.clear()
+            self._postings.clear()
+
+    def _terms(self, document: Document) -> list[str]:
+        return self.tokenizer(searchable_text(document.content, document.metadata))

@@ -1,0 +1,107 @@
+"""The workspace-symbol index: definitions found while chunking, matched exact > prefix > word > subsequence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ragls.model import Symbol
+
+MAX_SYMBOLS = 256
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-.\s>]+")
+
+# Match classes, best first: a match on the short name beats one on the qualified name.
+EXACT, PREFIX, QUALIFIED_PREFIX, WORD, SUBSEQUENCE = range(5)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    symbol: Symbol
+    name: str
+    qualified: str
+    initials: str
+    words: tuple[str, ...]
+
+
+class SymbolIndex:
+    """Symbols per file, replaced file by file; matching is case-insensitive."""
+
+    def __init__(self) -> None:
+        self._by_file: dict[str, list[_Entry]] = {}
+
+    def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
+        """Drop the symbols of the given files, then add the new ones (files can be in both)."""
+        for file in removed_files:
+            self._by_file.pop(file, None)
+        for symbol in symbols:
+            self._by_file.setdefault(symbol.file, []).append(_entry(symbol))
+
+    def clear(self) -> None:
+        self._by_file.clear()
+
+    def __len__(self) -> int:
+        return sum(len(entries) for entries in self._by_file.values())
+
+    def search(self, query: str, limit: int = MAX_SYMBOLS) -> list[Symbol]:
+        """Symbols matching the query, best match class first, then shorter names, then by path."""
+        return [symbol for _, symbol in self.ranked(query, limit)]
+
+    def ranked(self, query: str, limit: int = MAX_SYMBOLS) -> list[tuple[tuple[int, int], Symbol]]:
+        """Matches with their (match class, name length) keys, best first."""
+        needle = query.strip().lower()
+        ranked: list[tuple[int, int, str, int, Symbol]] = []
+        for entries in self._by_file.values():
+            for entry in entries:
+                match_class = _match(needle, entry) if needle else EXACT
+                if match_class is not None:
+                    symbol = entry.symbol
+                    ranked.append((match_class, len(entry.qualified), symbol.file, symbol.start_line, symbol))
+        ranked.sort(key=lambda item: item[:4])
+        return [((item[0], item[1]), item[4]) for item in ranked[:limit]]
+
+
+def _entry(symbol: Symbol) -> _Entry:
+    words = tuple(w.lower() for w in _WORD_START.split(symbol.name) if w)
+    return _Entry(symbol, symbol.name.lower(), symbol.qualified_name.lower(), "".join(w[0] for w in words), words)
+
+
+def _match(needle: str, entry: _Entry) -> int | None:
+    if needle in (entry.name, entry.qualified):
+        return EXACT
+    if entry.name.startswith(needle):
+        return PREFIX
+    if entry.qualified.startswith(needle):
+        return QUALIFIED_PREFIX
+    if entry.initials.startswith(needle) or _word_prefixes(needle, entry.words):
+        return WORD
+    if _is_subsequence(needle, entry.qualified):
+        return SUBSEQUENCE
+    return None
+
+
+def _word_prefixes(needle: str, words: tuple[str, ...]) -> bool:
+    """True when the needle is a run of prefixes of consecutive words (`getus` ~ get_user_name)."""
+    for start in range(len(words)):
+        rest = needle
+        for word in words[start:]:
+            if not rest:
+                break
+            common = 0
+            while common < min(len(word), len(rest)) and word[common] == rest[common]:
+                common += 1
+            if common == 0:
+                break
+            rest = rest[common:]
+        if not rest:
+            return True
+    return False
+
+
+def _is_subsequence(needle: str, haystack: str) -> bool:
+    position = 0
+    for char in needle:
+        position = haystack.find(char, position) + 1
+        if position == 0:
+            return False
+    return True

@@ -1,0 +1,1 @@
+"""Retrieval: sessions, generations, index runs, freshness, fusion and prompts."""

@@ -1,0 +1,133 @@
+"""The one place that swaps generations: every store changes together, or none does.
+
+Searches hold the read side of a readers-writer lock for their whole duration, so a
+search never sees the BM25 stream of one generation and the knowledge base of another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ragls.index.bm25 import BM25Stream
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
+from ragls.index.symbols import SymbolIndex
+from ragls.index.vectors import VectorStream
+from ragls.model import Document, Symbol
+
+
+class ReadWriteLock:
+    """Many readers or one writer; a waiting writer blocks new readers so it is not starved."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._condition:
+            while self._writer or self._writers_waiting:
+                self._condition.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._condition:
+            self._writers_waiting += 1
+            while self._writer or self._readers:
+                self._condition.wait()
+            self._writers_waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._writer = False
+                self._condition.notify_all()
+
+
+@dataclass
+class FileRecord:
+    """What the current generation holds for one file."""
+
+    fingerprint: str
+    stat_key: tuple[int, int, int] | None
+    chunk_ids: list[str]
+    decoded_chars: int
+    n_symbols: int = 0
+
+
+@dataclass
+class Delta:
+    """A staged change: documents and symbols to drop and add, and the file table's new rows."""
+
+    remove_ids: list[str] = field(default_factory=list)
+    add: list[Document] = field(default_factory=list)
+    removed_files: list[str] = field(default_factory=list)
+    records: dict[str, FileRecord] = field(default_factory=dict)
+    symbols: list[Symbol] = field(default_factory=list)
+    symbol_files: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.remove_ids or self.add or self.removed_files or self.records)
+
+
+class IndexState:
+    """The stores of one session and the file table, changed only through `commit`."""
+
+    def __init__(
+        self, bm25: BM25Stream, knowledge_base: InMemoryKnowledgeBase, vectors: VectorStream | None = None
+    ) -> None:
+        self.bm25 = bm25
+        self.knowledge_base = knowledge_base
+        self.vectors = vectors
+        self.symbols = SymbolIndex()
+        self.files: dict[str, FileRecord] = {}
+        self.generation = 0
+        self.last_committed_at: str | None = None
+        self.lock = ReadWriteLock()
+
+    def commit(self, delta: Delta, count_generation: bool = True) -> None:
+        """Apply a delta to every store atomically; on failure, undo what was applied and re-raise."""
+        with self.lock.writing():
+            removed = self.knowledge_base.replace_documents(delta.remove_ids, delta.add)
+            try:
+                self.bm25.replace_documents(delta.remove_ids, delta.add)
+                if self.vectors is not None:
+                    self.vectors.replace_documents(delta.remove_ids, delta.add)
+            except BaseException:
+                self.knowledge_base.replace_documents([d.id for d in delta.add], removed)
+                self.bm25.replace_documents([d.id for d in delta.add], removed)
+                raise
+            self.symbols.replace_files([*delta.removed_files, *delta.symbol_files], delta.symbols)
+            for file in delta.removed_files:
+                self.files.pop(file, None)
+            self.files.update(delta.records)
+            if count_generation:
+                self.generation += 1
+                self.last_committed_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def clear(self) -> None:
+        with self.lock.writing():
+            self.knowledge_base.clear()
+            self.bm25.clear()
+            if self.vectors is not None:
+                self.vectors.clear()
+            self.symbols.clear()
+            self.files.clear()
+            self.generation = 0
+            self.last_committed_at = None
+
+    def chunk_count(self) -> int:
+        return sum(len(record.chunk_ids) for record in self.files.values())

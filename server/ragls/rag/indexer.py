@@ -1,0 +1,201 @@
+"""Index runs: turn a walk (or a list of changed paths) into a staged Delta, reusing unchanged files."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragls.config import Settings, limit_setting_path
+from ragls.errors import LimitExceeded, RaglsError
+from ragls.ingest.ignore import IgnoreRules, is_editor_temp_file
+from ragls.ingest.reader import read_file, stat_file
+from ragls.ingest.walk import walk
+from ragls.model import Chunk, Document, Progress
+from ragls.rag.generation import Delta, FileRecord, IndexState
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class Cancelled(RaglsError):
+    """The run was cancelled before it committed; the previous generation is untouched."""
+
+
+@dataclass
+class RunReport:
+    """What a run did: files seen, read and reused, and skips by reason."""
+
+    files: int = 0
+    chunked_files: int = 0
+    reused_files: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Staging:
+    delta: Delta = field(default_factory=Delta)
+    report: RunReport = field(default_factory=RunReport)
+    decoded_chars: int = 0
+
+
+class Indexer:
+    """Stages index runs for one folder; `chunk_calls` counts files actually re-chunked."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self.rules = IgnoreRules(root)
+        self.chunk_calls = 0
+
+    def full_run(
+        self, state: IndexState, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
+    ) -> tuple[Delta, RunReport]:
+        """Walk the whole folder; files no longer found lose their chunks."""
+        self.rules = IgnoreRules(self.root)
+        walked = walk(self.root, self.settings.limits, self.rules)
+        staging = _Staging()
+        staging.report.skipped.update(walked.skipped)
+        for index, rel_path in enumerate(walked.files):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("index run cancelled")
+            self._stage_file(state, rel_path, staging)
+            if progress is not None:
+                progress(Progress(index + 1, len(walked.files), rel_path))
+        kept = set(walked.files)
+        for rel_path in state.files.keys() - kept:
+            self._stage_removal(state, rel_path, staging)
+        self._check_decoded_budget(state, staging, full=True)
+        staging.report.files = len(walked.files)
+        return staging.delta, staging.report
+
+    def paths_run(self, state: IndexState, rel_paths: Iterable[str]) -> tuple[Delta, RunReport]:
+        """Re-ingest only the given paths (files or directories); cost is proportional to them."""
+        staging = _Staging()
+        for rel_path in sorted(set(rel_paths)):
+            self._stage_path(state, rel_path, staging)
+        self._check_decoded_budget(state, staging, full=False)
+        new_files = (
+            len(state.files)
+            + len([p for p in staging.delta.records if p not in state.files])
+            - len(staging.delta.removed_files)
+        )
+        if new_files > self.settings.limits.max_files:
+            raise LimitExceeded(
+                "maxFiles",
+                limit_setting_path("max_files"),
+                self.settings.limits.max_files,
+                f"{new_files} files after the change",
+            )
+        staging.report.files = new_files
+        return staging.delta, staging.report
+
+    def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+        name = rel_path.rsplit("/", 1)[-1]
+        if name in (".gitignore", ".tnsignore"):
+            self._stage_ignore_change(state, rel_path, staging)
+            return
+        if is_editor_temp_file(name):
+            return
+        path = self.root / rel_path
+        if path.is_dir() and not path.is_symlink():
+            self._stage_subtree(state, rel_path, staging)
+        elif not path.exists() or path.is_symlink() or self.rules.path_reason(rel_path) is not None:
+            self._stage_removal(state, rel_path, staging)
+            for file in [f for f in state.files if f.startswith(rel_path + "/")]:
+                self._stage_removal(state, file, staging)
+        else:
+            self._stage_file(state, rel_path, staging)
+
+    def _stage_ignore_change(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+        """An edited ignore file re-evaluates the subtree of the directory it governs."""
+        directory = rel_path.rsplit("/", 1)[0] if "/" in rel_path else ""
+        self.rules.forget(directory)
+        self._stage_subtree(state, directory, staging)
+
+    def _stage_subtree(self, state: IndexState, directory: str, staging: _Staging) -> None:
+        if directory and self.rules.path_reason(directory + "/x") is not None:
+            found: list[str] = []
+        else:
+            found = walk(self.root, self.settings.limits, self.rules, start=directory).files
+        prefix = directory + "/" if directory else ""
+        for rel_path in found:
+            self._stage_file(state, rel_path, staging)
+        kept = set(found)
+        for rel_path in [f for f in state.files if f.startswith(prefix) and f not in kept]:
+            self._stage_removal(state, rel_path, staging)
+
+    def _stage_file(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+        if rel_path in staging.delta.records:
+            return
+        record = state.files.get(rel_path)
+        stat = stat_file(self.root / rel_path)
+        if record is not None and stat is not None and stat.key == record.stat_key:
+            staging.report.reused_files += 1
+            staging.decoded_chars += record.decoded_chars
+            return
+        outcome = read_file(
+            self.root / rel_path,
+            rel_path,
+            self.settings.limits,
+            self.settings.chunk_shape,
+            record.fingerprint if record else None,
+        )
+        if outcome.skip_reason is not None:
+            staging.report.skipped[outcome.skip_reason] += 1
+            if outcome.skip_reason != "unreadable":
+                # A file that became binary or too large loses its chunks; an unreadable one keeps them.
+                self._stage_removal(state, rel_path, staging)
+            elif record is not None:
+                staging.decoded_chars += record.decoded_chars
+            return
+        assert outcome.fingerprint is not None
+        staging.decoded_chars += outcome.decoded_chars
+        stat_key = stat.key if stat else None
+        if outcome.chunked is None and record is not None:
+            staging.report.reused_files += 1
+            staging.delta.records[rel_path] = FileRecord(
+                outcome.fingerprint, stat_key, record.chunk_ids, record.decoded_chars, record.n_symbols
+            )
+            return
+        assert outcome.chunked is not None
+        self.chunk_calls += 1
+        staging.report.chunked_files += 1
+        if record is not None:
+            staging.delta.remove_ids.extend(record.chunk_ids)
+        documents = [chunk_document(chunk) for chunk in outcome.chunked.chunks]
+        staging.delta.add.extend(documents)
+        staging.delta.symbols.extend(outcome.chunked.symbols)
+        staging.delta.symbol_files.append(rel_path)
+        staging.delta.records[rel_path] = FileRecord(
+            outcome.fingerprint,
+            stat_key,
+            [d.id for d in documents],
+            outcome.decoded_chars,
+            len(outcome.chunked.symbols),
+        )
+
+    def _stage_removal(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+        record = state.files.get(rel_path)
+        if record is None or rel_path in staging.delta.removed_files:
+            return
+        staging.delta.remove_ids.extend(record.chunk_ids)
+        staging.delta.removed_files.append(rel_path)
+        staging.delta.records.pop(rel_path, None)
+
+    def _check_decoded_budget(self, state: IndexState, staging: _Staging, full: bool) -> None:
+        total = staging.decoded_chars
+        if not full:
+            touched = set(staging.delta.records) | set(staging.delta.removed_files)
+            total += sum(r.decoded_chars for path, r in state.files.items() if path not in touched)
+        limit = self.settings.limits.max_decoded_bytes
+        if total > limit:
+            raise LimitExceeded(
+                "maxDecodedBytes", limit_setting_path("max_decoded_bytes"), limit, f"{total:,} characters decoded"
+            )
+
+
+def chunk_document(chunk: Chunk) -> Document:
+    """The searchable document of a chunk: its text and the metadata the protocol shows."""
+    return Document(id=chunk.id, content=chunk.content, metadata=chunk.metadata())

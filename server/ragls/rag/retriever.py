@@ -1,0 +1,92 @@
+"""HybridRetriever: weighted Reciprocal Rank Fusion of several streams, at most N chunks per file."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ragls.model import Document, SearchResult
+
+RRF_K = 60
+log = logging.getLogger(__name__)
+
+
+class SearchStream(Protocol):
+    """Anything that ranks documents for a query."""
+
+    name: str
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]: ...
+
+
+@dataclass(frozen=True)
+class WeightedStream:
+    stream: SearchStream
+    weight: float
+
+
+class HybridRetriever:
+    """Asks each stream for 2 x topK, fuses by sum(weight / (60 + rank + 1)) with rank from 0."""
+
+    def __init__(self, streams: list[WeightedStream], max_per_file: int = 3) -> None:
+        if not streams:
+            raise ValueError("HybridRetriever needs at least one stream")
+        self.streams = streams
+        self.max_per_file = max_per_file
+
+    @staticmethod
+    def builder() -> HybridRetrieverBuilder:
+        return HybridRetrieverBuilder()
+
+    def retrieve(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        fused: dict[str, float] = {}
+        documents: dict[str, Document] = {}
+        for weighted in self.streams:
+            try:
+                results = weighted.stream.search(query, 2 * top_k, filters)
+            except Exception:
+                log.exception("search stream %s failed; skipping it", getattr(weighted.stream, "name", "?"))
+                continue
+            for rank, result in enumerate(results):
+                document_id = result.document.id
+                documents[document_id] = result.document
+                fused[document_id] = fused.get(document_id, 0.0) + weighted.weight / (RRF_K + rank + 1)
+        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+        return self._diversify([SearchResult(documents[i], score) for i, score in ranked], top_k)
+
+    def _diversify(self, results: list[SearchResult], top_k: int) -> list[SearchResult]:
+        per_file: dict[str, int] = {}
+        kept: list[SearchResult] = []
+        for result in results:
+            file = result.document.metadata.get("file")
+            if file is not None:
+                if per_file.get(file, 0) >= self.max_per_file:
+                    continue
+                per_file[file] = per_file.get(file, 0) + 1
+            kept.append(result)
+            if len(kept) == top_k:
+                break
+        return kept
+
+
+class HybridRetrieverBuilder:
+    """`HybridRetriever.builder().stream(bm25, 0.6).stream(kb, 0.4).build()`."""
+
+    def __init__(self) -> None:
+        self._streams: list[WeightedStream] = []
+        self._max_per_file = 3
+
+    def stream(self, stream: SearchStream, weight: float) -> HybridRetrieverBuilder:
+        self._streams.append(WeightedStream(stream, weight))
+        return self
+
+    def max_per_file(self, limit: int) -> HybridRetrieverBuilder:
+        self._max_per_file = limit
+        return self
+
+    def build(self) -> HybridRetriever:
+        if not self._streams:
+            raise ValueError("HybridRetriever.builder() needs at least one stream before build()")
+        return HybridRetriever(self._streams, self._max_per_file)

@@ -1,0 +1,261 @@
+"""RagService: one session's pipeline (index a folder, search it, build prompts, manage documents)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ragls.config import Settings
+from ragls.errors import InvalidArgument, RaglsError
+from ragls.index.bm25 import BM25Stream
+from ragls.index.embedding import EmbeddingProvider
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
+from ragls.index.tokenize import tokenizer_for
+from ragls.index.vectors import VectorStream
+from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
+from ragls.rag.generation import Delta, IndexState
+from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
+from ragls.rag.prompt import FORMATS, build_prompt
+from ragls.rag.retriever import HybridRetriever
+
+MAX_TOP_K = 100
+PREVIEW_CHARS = 100
+
+
+@dataclass
+class RunSummary:
+    """The outcome of one index run, for CLIs and progress reports."""
+
+    report: RunReport
+    seconds: float
+    committed: bool
+
+
+class RagService:
+    """Indexing and clear are serialized by one lock; searches take no such lock."""
+
+    def __init__(
+        self, root: Path | None = None, settings: Settings | None = None, embedding: EmbeddingProvider | None = None
+    ) -> None:
+        self.settings = settings or Settings()
+        self.root = root.resolve() if root else None
+        tokenizer = tokenizer_for(self.settings.tokenizer)
+        vectors = VectorStream(embedding) if embedding is not None else None
+        self.state = IndexState(BM25Stream(tokenizer), InMemoryKnowledgeBase(tokenizer), vectors)
+        weights = self.settings.weights
+        self.retriever = (
+            HybridRetriever.builder()
+            .stream(self.state.bm25, weights.bm25)
+            .stream(vectors if vectors is not None else self.state.knowledge_base, weights.vector)
+            .max_per_file(self.settings.max_chunks_per_file)
+            .build()
+        )
+        self._index_lock = threading.Lock()
+        self._indexer: Indexer | None = None
+        self._manual_ids: set[str] = set()
+        self._state_name = "idle"
+        self._error: str | None = None
+        self._skipped: Counter[str] = Counter()
+
+    # ---------------------------------------------------------------- indexing
+
+    def index_directory(
+        self,
+        path: Path | None = None,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        full: bool = False,
+    ) -> RunSummary:
+        """Walk and index a folder; a failure leaves the previous generation searchable and is re-raised."""
+        with self._index_lock:
+            root = path or self.root
+            if root is None:
+                raise InvalidArgument("path", "no folder to index: pass a path")
+            root = root.resolve()
+            if self._indexer is None or root != self._indexer.root or full:
+                self._start_over(root, forget_files=root != self.root)
+            assert self._indexer is not None
+            return self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
+
+    def update_paths(self, rel_paths: list[str]) -> RunSummary | None:
+        """Re-ingest changed paths (from file events) with fingerprint reuse; None before the first index."""
+        with self._index_lock:
+            if self._indexer is None:
+                return None
+            return self._run(lambda indexer: indexer.paths_run(self.state, rel_paths), full_walk=False)
+
+    def clear_hashes(self) -> None:
+        """Forget fingerprints so the next run re-reads and re-chunks every file."""
+        with self.state.lock.writing():
+            for file_record in self.state.files.values():
+                file_record.fingerprint = ""
+                file_record.stat_key = None
+
+    def _start_over(self, root: Path, forget_files: bool) -> None:
+        if forget_files and self.state.files:
+            every_file = list(self.state.files)
+            ids = [i for record in self.state.files.values() for i in record.chunk_ids]
+            self.state.commit(Delta(remove_ids=ids, removed_files=every_file), count_generation=False)
+        self.root = root
+        self._indexer = Indexer(root, self.settings)
+        self.clear_hashes()
+
+    def _run(self, stage: Any, full_walk: bool) -> RunSummary:
+        assert self._indexer is not None
+        started = time.perf_counter()
+        previous_state = "failed" if self._error else "idle"
+        self._state_name = "indexing"
+        try:
+            delta, report = stage(self._indexer)
+            committed = not delta.is_empty() or full_walk
+            if committed:
+                self.state.commit(delta)
+        except Cancelled:
+            self._state_name = previous_state
+            raise
+        except RaglsError as exc:
+            self._state_name, self._error = "failed", str(exc)
+            raise
+        except Exception as exc:
+            self._state_name, self._error = "failed", f"{type(exc).__name__}: {exc}"
+            raise
+        self._error = None
+        if full_walk:
+            self._skipped = report.skipped
+        self._state_name = "idle"
+        return RunSummary(report, time.perf_counter() - started, committed)
+
+    @property
+    def chunk_calls(self) -> int:
+        """How many files were chunked since this session started (unchanged files are not)."""
+        return self._indexer.chunk_calls if self._indexer else 0
+
+    # ---------------------------------------------------------------- reading
+
+    def search(self, query: str, top_k: int = 10, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        """The best chunks and documents for a query, fused over every stream."""
+        _check_query(query)
+        _check_top_k(top_k)
+        if filters is not None and not isinstance(filters, Mapping):
+            raise InvalidArgument("filters", f"filters must be an object of metadata values, got {filters!r}")
+        with self.state.lock.reading():
+            return self.retriever.retrieve(query, top_k, filters)
+
+    def build_context_prompt(
+        self, query: str, top_k: int = 5, prompt_format: str = "fenced"
+    ) -> tuple[str, list[SearchResult]]:
+        """The prompt for a question, with the results it was built from."""
+        if prompt_format not in FORMATS:
+            raise InvalidArgument("format", f"format must be one of {', '.join(FORMATS)}, got {prompt_format!r}")
+        results = self.search(query, top_k)
+        return build_prompt(query, results, prompt_format), results
+
+    def symbols(self, query: str, limit: int = 256) -> list[Symbol]:
+        return [symbol for _, symbol in self.ranked_symbols(query, limit)]
+
+    def ranked_symbols(self, query: str, limit: int = 256) -> list[tuple[tuple[int, int], Symbol]]:
+        """Symbols with their sort keys, so callers can merge several sessions' answers."""
+        with self.state.lock.reading():
+            return self.state.symbols.ranked(query, limit)
+
+    def status(self) -> IndexStatus:
+        state = self.state
+        with state.lock.reading():
+            vectors = None
+            if state.vectors is not None:
+                provider = state.vectors.provider
+                vectors = {
+                    "model": provider.model,
+                    "dims": provider.dims,
+                    "embedded": len(state.vectors),
+                    "total": state.knowledge_base.size(),
+                }
+            return IndexStatus(
+                state=self._state_name,
+                files=len(state.files),
+                chunks=state.chunk_count(),
+                documents=len(self._manual_ids),
+                generation=state.generation,
+                last_indexed_at=state.last_committed_at,
+                indexed_path=str(self.root) if self.root else None,
+                skipped=dict(self._skipped),
+                error=self._error,
+                vectors=vectors,
+            )
+
+    @property
+    def complete(self) -> bool:
+        """False until the first index run has committed."""
+        return self.state.generation >= 1
+
+    # ---------------------------------------------------------------- documents
+
+    def add_document(
+        self, content: str, metadata: Mapping[str, Any] | None = None, document_id: str | None = None
+    ) -> str:
+        """Add a manual document, searchable with the indexed chunks; returns its id."""
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidArgument("content", "content must be a non-empty string")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidArgument("metadata", f"metadata must be an object, got {metadata!r}")
+        if document_id is not None and (not isinstance(document_id, str) or not document_id):
+            raise InvalidArgument("id", f"id must be a non-empty string, got {document_id!r}")
+        document = Document(document_id or str(uuid.uuid4()), content, {**(metadata or {}), "source": "manual"})
+        with self._index_lock:
+            self.state.commit(Delta(add=[document]), count_generation=False)
+            self._manual_ids.add(document.id)
+        return document.id
+
+    def get_document(self, document_id: str) -> Document | None:
+        return self.state.knowledge_base.get_document(document_id)
+
+    def remove_document(self, document_id: str) -> bool:
+        with self._index_lock:
+            if document_id not in self._manual_ids:
+                return False
+            self.state.commit(Delta(remove_ids=[document_id]), count_generation=False)
+            self._manual_ids.discard(document_id)
+            return True
+
+    def list_documents(self) -> list[DocumentInfo]:
+        """Only manually added documents: id, a 100-character preview, length and metadata."""
+        infos = []
+        for document_id in sorted(self._manual_ids):
+            document = self.get_document(document_id)
+            if document is not None:
+                infos.append(
+                    DocumentInfo(
+                        document.id, document.content[:PREVIEW_CHARS], len(document.content), dict(document.metadata)
+                    )
+                )
+        return infos
+
+    def clear(self) -> None:
+        """Empty every store, the fingerprints and the status."""
+        with self._index_lock:
+            self.state.clear()
+            self._manual_ids.clear()
+            self._skipped = Counter()
+            self._state_name, self._error = "idle", None
+            if self._indexer is not None:
+                self._indexer = Indexer(self._indexer.root, self.settings)
+
+    def with_settings(self, settings: Settings) -> RagService:
+        """A fresh service with other settings, for callers that must rebuild on a settings change."""
+        return RagService(self.root, replace(settings), None)
+
+
+def _check_query(query: Any) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument("query", f"query must be a non-empty string, got {query!r}")
+
+
+def _check_top_k(top_k: Any) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidArgument("topK", f"topK must be 1..{MAX_TOP_K}, got {top_k!r}")

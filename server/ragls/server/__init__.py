@@ -1,0 +1,1 @@
+"""The language server: the only layer that knows LSP, JSON and camelCase."""

@@ -1,0 +1,232 @@
+"""The ragls language server: folders as sessions, background indexing, settings and freshness."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+
+from ragls import __version__
+from ragls.config import Settings, parse_settings
+from ragls.errors import RaglsError
+from ragls.ingest.watch import FolderWatcher
+from ragls.rag.freshness import FreshnessQueue
+from ragls.rag.indexer import Cancelled
+from ragls.rag.service import RagService
+from ragls.server.folders import Folder, Folders, folder_key
+from ragls.server.progress import IndexProgress
+
+log = logging.getLogger(__name__)
+
+
+def dict_params_converter() -> Any:
+    """pygls's converter, but custom params and results stay plain dicts (keys are never renamed)."""
+    converter = default_converter()
+
+    def keep(obj: Any, cls: type) -> Any:
+        return cls(**obj)
+
+    for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message_type, keep)
+    return converter
+
+
+class RaglsServer(LanguageServer):
+    """Holds the open folders and runs their index work off the event loop."""
+
+    def __init__(self) -> None:
+        super().__init__("ragls", __version__, converter_factory=dict_params_converter)
+        self.settings = Settings()
+        self.initialization_options: dict[str, Any] = {}
+        self.client_settings: dict[str, Any] = {}
+        self.folders = Folders(self.settings)
+        self.index_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragls-index")
+        self.queues: dict[str, FreshnessQueue] = {}
+        self.watchers: dict[str, FolderWatcher] = {}
+        self.client_watching = False
+        self.reported_problems: set[str] = set()
+
+    # ---------------------------------------------------------------- settings
+
+    def apply_settings(self, raw: dict[str, Any] | None) -> bool:
+        """Parse settings (init options overlaid by client configuration); True when they changed."""
+        merged = _deep_merge(self.initialization_options, raw or {})
+        settings, problems = parse_settings(merged)
+        for problem in problems:
+            self.warn(f"ragls: bad setting {problem}")
+        changed = settings != self.settings
+        self.settings = settings
+        self.folders.settings = settings
+        return changed
+
+    async def pull_configuration(self) -> dict[str, Any] | None:
+        """The client's `ragls` section, when it supports workspace/configuration."""
+        workspace = self.client_capabilities.workspace
+        if not (workspace and workspace.configuration):
+            return None
+        try:
+            answer = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="ragls")])
+            )
+        except Exception as exc:
+            log.info("workspace/configuration failed: %s", exc)
+            return None
+        section = answer[0] if answer else None
+        return section if isinstance(section, dict) else None
+
+    def warn(self, message: str) -> None:
+        """Tell the user once, through showMessage and the log."""
+        log.warning("%s", message)
+        if message in self.reported_problems:
+            return
+        self.reported_problems.add(message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
+
+    # ---------------------------------------------------------------- folders
+
+    def open_folder(self, uri: str) -> Folder:
+        folder = self.folders.add(uri)
+        key = folder_key(uri)
+        if key not in self.queues:
+            self.queues[key] = FreshnessQueue(lambda: folder.service)
+        if self.server_watching_wanted():
+            self.start_server_watcher(folder)
+        asyncio.get_running_loop().create_task(self.index_folder(folder))
+        return folder
+
+    def close_folder(self, uri: str) -> None:
+        key = folder_key(uri)
+        queue = self.queues.pop(key, None)
+        if queue is not None:
+            queue.close()
+        watcher = self.watchers.pop(key, None)
+        if watcher is not None:
+            watcher.stop()
+        self.folders.remove(uri)
+
+    def server_watching_wanted(self) -> bool:
+        mode = self.settings.watch
+        return mode == "server" or (mode in ("auto", "client") and not self.client_watching)
+
+    def start_server_watcher(self, folder: Folder) -> None:
+        key = folder_key(folder.uri)
+        if key in self.watchers:
+            return
+        queue = self.queues[key]
+        watcher = FolderWatcher(folder.root, self.settings.limits, queue.submit)
+        self.watchers[key] = watcher
+        watcher.start()
+
+    def stop_server_watchers(self) -> None:
+        for watcher in self.watchers.values():
+            watcher.stop()
+        self.watchers.clear()
+
+    def paths_changed(self, paths: list[Path]) -> None:
+        """File events and saves: route each path to the innermost folder's freshness queue."""
+        by_folder: dict[str, list[str]] = {}
+        for path in paths:
+            owner = self.folders.owner_of(path)
+            if owner is not None and owner[1] not in ("", "."):
+                by_folder.setdefault(folder_key(owner[0].uri), []).append(owner[1])
+        for key, rel_paths in by_folder.items():
+            queue = self.queues.get(key)
+            if queue is not None:
+                queue.submit(rel_paths)
+
+    # ---------------------------------------------------------------- indexing
+
+    async def index_folder(self, folder: Folder, full: bool = False, service: RagService | None = None) -> None:
+        """Index one folder in the background with progress; failures are reported, never raised."""
+        service = service or folder.service
+        loop = asyncio.get_running_loop()
+        progress = IndexProgress(self, loop, f"Indexing {folder.root.name}")
+        await progress.begin()
+        cancel = threading.Event()
+        try:
+            summary = await loop.run_in_executor(
+                self.index_executor, partial(service.index_directory, folder.root, progress.report, cancel, full)
+            )
+        except asyncio.CancelledError:
+            cancel.set()
+            progress.end("cancelled")
+            raise
+        except Cancelled:
+            progress.end("cancelled")
+            return
+        except RaglsError as exc:
+            progress.end(f"failed: {exc}")
+            self.warn(f"ragls: indexing {folder.root} failed: {exc}")
+            return
+        except Exception as exc:
+            log.exception("indexing %s crashed", folder.root)
+            progress.end(f"failed: {exc}")
+            self.warn(f"ragls: indexing {folder.root} failed: {type(exc).__name__}: {exc}")
+            return
+        status = service.status()
+        progress.end(f"{status.files} files, {status.chunks} chunks in {summary.seconds:.1f}s")
+
+    async def rebuild_for_settings(self) -> None:
+        """New settings: build each folder's index anew in the background and swap it in when done."""
+        for folder in self.folders.all():
+            fresh = RagService(folder.root, self.settings)
+            await self.index_folder(folder, service=fresh)
+            if fresh.complete:
+                old = folder.service
+                self.folders.replace_service(folder, fresh)
+                old.clear()
+        if self.server_watching_wanted():
+            self.stop_server_watchers()
+            for folder in self.folders.all():
+                self.start_server_watcher(folder)
+        elif self.settings.watch == "off":
+            self.stop_server_watchers()
+
+    def shutdown_work(self) -> None:
+        for queue in self.queues.values():
+            queue.close()
+        self.stop_server_watchers()
+        self.index_executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def settings_section(options: Any) -> dict[str, Any]:
+    """The `ragls` section of initializationOptions or a configuration payload (flat is accepted too)."""
+    if not isinstance(options, dict):
+        return {}
+    section = options.get("ragls", options)
+    return section if isinstance(section, dict) else {}
+
+
+def run_server(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> None:
+    """Start serving on stdio (default) or TCP."""
+    from ragls.server.handlers import create_server
+
+    server = create_server()
+    if tcp:
+        server.start_tcp(host, port)
+    else:
+        server.start_io()

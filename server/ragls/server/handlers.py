@@ -1,0 +1,258 @@
+"""Thin request handlers: check params, call the sessions, convert results to the wire."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from functools import partial
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types
+
+from ragls.errors import InvalidArgument
+from ragls.server import protocol
+from ragls.server.app import RaglsServer, settings_section
+from ragls.server.convert import document_info_to_wire, search_result_to_wire, status_to_wire, symbol_to_wire
+from ragls.server.folders import Folder, uri_path
+
+T = TypeVar("T")
+SYMBOL_CAP = 200
+
+
+def create_server() -> RaglsServer:
+    """A server with every feature of PROTOCOL.md registered."""
+    server = RaglsServer()
+    _register_lifecycle(server)
+    _register_rag(server)
+    _register_workspace(server)
+    return server
+
+
+def checked(call: Callable[[], T]) -> T:
+    """Run an engine call, turning its InvalidArgument into InvalidParams naming the field."""
+    try:
+        return call()
+    except InvalidArgument as exc:
+        raise protocol.invalid(exc.field, str(exc)) from exc
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+def _register_lifecycle(server: RaglsServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RaglsServer, params: types.InitializeParams) -> None:
+        ls.initialization_options = settings_section(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: RaglsServer, params: types.InitializedParams) -> None:
+        ls.apply_settings(settings_section(await ls.pull_configuration()))
+        await _choose_watching(ls)
+        for uri in _initial_folder_uris(ls):
+            ls.open_folder(uri)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: RaglsServer, params: Any) -> None:
+        ls.shutdown_work()
+
+
+async def _choose_watching(ls: RaglsServer) -> None:
+    """Client-side watching when the client can register it (and the setting allows), else our own."""
+    mode = ls.settings.watch
+    workspace = ls.client_capabilities.workspace
+    dynamic = bool(
+        workspace and workspace.did_change_watched_files and workspace.did_change_watched_files.dynamic_registration
+    )
+    if mode in ("auto", "client") and dynamic:
+        registration = types.Registration(
+            id=str(uuid.uuid4()),
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+            ),
+        )
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+            ls.client_watching = True
+        except Exception as exc:
+            ls.warn(f"ragls: the client refused file watching ({exc}); watching folders from the server")
+    elif mode == "client":
+        ls.warn('ragls: watch is "client" but the client cannot watch files; watching from the server')
+
+
+def _initial_folder_uris(ls: RaglsServer) -> list[str]:
+    workspace = ls.workspace
+    uris = [folder.uri for folder in workspace.folders.values()]
+    if not uris and workspace.root_uri:
+        uris = [workspace.root_uri]
+    return uris
+
+
+# ---------------------------------------------------------------- rag/*
+
+
+def _register_rag(server: RaglsServer) -> None:
+    @server.feature(protocol.SEARCH)
+    async def search(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        return await _search(ls, params)
+
+    @server.feature(protocol.CONTEXT_PROMPT)
+    async def context_prompt(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        return await _context_prompt(ls, params)
+
+    @server.feature(protocol.STATUS)
+    def status(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        return _statuses(ls.folders.select(protocol.folder_of(protocol.as_object(params))))
+
+    @server.feature(protocol.REINDEX)
+    async def reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        return await _reindex(ls, params)
+
+    @server.feature(protocol.ADD_DOCUMENT)
+    def add_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        p = protocol.parse_add_document(params)
+        service = ls.folders.target(p.folder).service
+        return {"id": checked(lambda: service.add_document(p.content, p.metadata, p.id))}
+
+    @server.feature(protocol.REMOVE_DOCUMENT)
+    def remove_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        p = protocol.parse_document_id(params)
+        return {"removed": any(f.service.remove_document(p.id) for f in ls.folders.select(p.folder))}
+
+    @server.feature(protocol.GET_DOCUMENT)
+    def get_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        p = protocol.parse_document_id(params)
+        for folder in ls.folders.select(p.folder):
+            document = folder.service.get_document(p.id)
+            if document is not None:
+                return {
+                    "document": {"id": document.id, "content": document.content, "metadata": dict(document.metadata)}
+                }
+        return {"document": None}
+
+    @server.feature(protocol.LIST_DOCUMENTS)
+    def list_documents(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        folders = ls.folders.select(protocol.folder_of(protocol.as_object(params)))
+        return {"documents": [document_info_to_wire(info) for f in folders for info in f.service.list_documents()]}
+
+    @server.feature(protocol.CLEAR)
+    def clear(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        folders = ls.folders.select(protocol.folder_of(protocol.as_object(params)))
+        for folder in folders:
+            folder.service.clear()
+        return _statuses(folders)
+
+    @server.command(protocol.COMMAND_SEARCH)
+    async def command_search(ls: RaglsServer, *args: Any) -> dict[str, Any]:
+        return await _search(ls, _command_params(args))
+
+    @server.command(protocol.COMMAND_CONTEXT_PROMPT)
+    async def command_context_prompt(ls: RaglsServer, *args: Any) -> dict[str, Any]:
+        return await _context_prompt(ls, _command_params(args))
+
+    @server.command(protocol.COMMAND_REINDEX)
+    async def command_reindex(ls: RaglsServer, *args: Any) -> dict[str, Any]:
+        return await _reindex(ls, _command_params(args))
+
+    @server.command(protocol.COMMAND_STATUS)
+    def command_status(ls: RaglsServer, *args: Any) -> dict[str, Any]:
+        return _statuses(ls.folders.select(protocol.folder_of(protocol.as_object(_command_params(args)))))
+
+
+def _command_params(args: tuple[Any, ...]) -> Any:
+    """executeCommand passes the request's params object as the first argument (or none)."""
+    return args[0] if args else None
+
+
+async def _search(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    p = protocol.parse_search(params)
+    folders = ls.folders.select(p.folder)
+
+    def run() -> list[dict[str, Any]]:
+        scored = []
+        for folder in folders:
+            service = folder.service
+            for result in checked(partial(service.search, p.query, p.top_k, p.filters)):
+                scored.append((result, folder))
+        scored.sort(key=lambda item: -item[0].score)
+        return [search_result_to_wire(result, folder.root) for result, folder in scored[: p.top_k]]
+
+    results = await asyncio.to_thread(run)
+    return {
+        "results": results,
+        "complete": all(f.service.complete for f in folders),
+        "tookMs": round((time.perf_counter() - started) * 1000, 3),
+    }
+
+
+async def _context_prompt(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    p = protocol.parse_context_prompt(params)
+    folders = ls.folders.select(p.folder)
+    if len(folders) == 1:
+        folder = folders[0]
+        prompt, results = await asyncio.to_thread(
+            lambda: checked(lambda: folder.service.build_context_prompt(p.query, p.top_k, p.format))
+        )
+        return {"prompt": prompt, "results": [search_result_to_wire(r, folder.root) for r in results]}
+    found = await _search(ls, {"query": p.query, "topK": p.top_k})
+    from ragls.model import Document, SearchResult
+    from ragls.rag.prompt import build_prompt  # multi-folder prompts rebuild from the merged results
+
+    merged = [SearchResult(Document(r["id"], r["content"], r["metadata"]), r["score"]) for r in found["results"]]
+    return {"prompt": build_prompt(p.query, merged, p.format), "results": found["results"]}
+
+
+async def _reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    p = protocol.parse_reindex(params)
+    folders = ls.folders.select(p.folder)
+    for folder in folders:
+        await ls.index_folder(folder, full=p.full)
+    return _statuses(folders)
+
+
+def _statuses(folders: list[Folder]) -> dict[str, Any]:
+    return {"folders": [status_to_wire(f.uri, f.service.status()) for f in folders]}
+
+
+# ---------------------------------------------------------------- workspace
+
+
+def _register_workspace(server: RaglsServer) -> None:
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(ls: RaglsServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        def run() -> list[types.WorkspaceSymbol]:
+            ranked = [
+                (key, symbol, folder)
+                for folder in ls.folders.all()
+                for key, symbol in folder.service.ranked_symbols(params.query, SYMBOL_CAP)
+            ]
+            ranked.sort(key=lambda item: item[0])
+            return [symbol_to_wire(symbol, folder.root) for _, symbol, folder in ranked[:SYMBOL_CAP]]
+
+        return await asyncio.to_thread(run)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: RaglsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for removed in params.event.removed or []:
+            ls.close_folder(removed.uri)
+        for added in params.event.added or []:
+            ls.open_folder(added.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: RaglsServer, params: types.DidChangeConfigurationParams) -> None:
+        section = settings_section(params.settings) if isinstance(params.settings, dict) else {}
+        if not section:
+            section = settings_section(await ls.pull_configuration())
+        if ls.apply_settings(section):
+            await ls.rebuild_for_settings()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: RaglsServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.paths_changed([uri_path(change.uri) for change in params.changes])
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: RaglsServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.paths_changed([uri_path(params.text_document.uri)])
