@@ -128,6 +128,14 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        from ragls.mcp.app import run_mcp
+    except ImportError as exc:
+        raise RaglsError(f"the MCP server needs the mcp extra: pip install 'ragls[mcp]' ({exc})") from exc
+    return run_mcp(args.path)
+
+
 def _indexed_service(args: argparse.Namespace) -> tuple[RagService, RunSummary]:
     settings = Settings()
     if args.max_files:
