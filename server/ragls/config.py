@@ -25,10 +25,11 @@ class Limits:
 
 @dataclass(frozen=True)
 class Weights:
-    """Reciprocal-rank-fusion weights of the lexical (BM25) and vector streams."""
+    """Reciprocal-rank-fusion weights: BM25, the vector side (TF-IDF or dense) and symbol names."""
 
     bm25: float = 0.6
     vector: float = 0.4
+    names: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ def _parse_weights(settings: Settings, value: Any, path: str, problems: list[str
         return settings
     weights = settings.weights
     for key, raw_weight in value.items():
-        if key not in ("bm25", "vector"):
-            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25 or vector)")
+        if key not in ("bm25", "vector", "names"):
+            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25, vector or names)")
             continue
         parsed = _weight(raw_weight, f"{path}.{key}", problems)
         if parsed is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,16 +14,29 @@ from ragls.index.ranking import top_results
 from ragls.index.tokenize import Tokenizer, code_tokens, expand_query, searchable_text
 from ragls.model import Document, SearchResult
 
+DocumentText = Callable[[str, Mapping[str, Any]], str]
+
 K1 = 1.2
 B = 0.75
 
 
 class BM25Stream:
-    """Keyword ranking; its generation swap is atomic under its own write lock."""
+    """Keyword ranking; its generation swap is atomic under its own write lock.
 
-    name = "bm25"
+    `text` chooses what of a document is indexed: by default its content, path and symbol;
+    the names stream indexes only the symbol and file name.
+    """
 
-    def __init__(self, tokenizer: Tokenizer = code_tokens, k1: float = K1, b: float = B) -> None:
+    def __init__(
+        self,
+        tokenizer: Tokenizer = code_tokens,
+        k1: float = K1,
+        b: float = B,
+        text: DocumentText = searchable_text,
+        name: str = "bm25",
+    ) -> None:
+        self.name = name
+        self.text = text
         self.tokenizer = tokenizer
         self.k1 = k1
         self.b = b
@@ -92,4 +105,4 @@ class BM25Stream:
         return scores
 
     def _terms(self, document: Document) -> list[str]:
-        return self.tokenizer(searchable_text(document.content, document.metadata))
+        return self.tokenizer(self.text(document.content, document.metadata))

@@ -188,3 +188,13 @@ def searchable_text(content: str, metadata: Mapping[str, Any]) -> str:
     """What gets indexed for a document: its content, plus its file path and symbol name when it has them."""
     extras = [str(metadata[key]) for key in ("file", "symbol") if metadata.get(key)]
     return content if not extras else f"{content}\n{' '.join(extras)}"
+
+
+def name_text(content: str, metadata: Mapping[str, Any]) -> str:
+    """What the names stream indexes: the qualified symbol and the file's name without extension.
+
+    Docstring-style questions share words with the name of the function that answers them far
+    more often than with its body; a stream of names alone lets that signal count on its own.
+    """
+    file_name = str(metadata.get("file") or "").rsplit("/", 1)[-1].split(".", 1)[0]
+    return f"{metadata.get('symbol') or ''} {file_name}"

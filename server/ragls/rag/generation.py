@@ -7,10 +7,11 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
@@ -83,15 +84,28 @@ class Delta:
         return not (self.remove_ids or self.add or self.removed_files or self.records)
 
 
+class DocumentStore(Protocol):
+    """What a generation swap needs of a store: an atomic replace that returns what it removed."""
+
+    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]: ...
+    def clear(self) -> None: ...
+
+
 class IndexState:
     """The stores of one session and the file table, changed only through `commit`."""
 
     def __init__(
-        self, bm25: BM25Stream, knowledge_base: InMemoryKnowledgeBase, vectors: VectorStream | None = None
+        self,
+        knowledge_base: InMemoryKnowledgeBase,
+        bm25: BM25Stream,
+        names: BM25Stream | None = None,
+        vectors: VectorStream | None = None,
     ) -> None:
-        self.bm25 = bm25
         self.knowledge_base = knowledge_base
+        self.bm25 = bm25
+        self.names = names
         self.vectors = vectors
+        self.stores: list[DocumentStore] = [s for s in (knowledge_base, bm25, names, vectors) if s is not None]
         self.symbols = SymbolIndex()
         self.files: dict[str, FileRecord] = {}
         self.generation = 0
@@ -101,14 +115,15 @@ class IndexState:
     def commit(self, delta: Delta, count_generation: bool = True) -> None:
         """Apply a delta to every store atomically; on failure, undo what was applied and re-raise."""
         with self.lock.writing():
-            removed = self.knowledge_base.replace_documents(delta.remove_ids, delta.add)
+            applied: list[tuple[DocumentStore, list[Document]]] = []
             try:
-                self.bm25.replace_documents(delta.remove_ids, delta.add)
-                if self.vectors is not None:
-                    self.vectors.replace_documents(delta.remove_ids, delta.add)
+                for store in self.stores:
+                    applied.append((store, store.replace_documents(delta.remove_ids, delta.add)))
             except BaseException:
-                self.knowledge_base.replace_documents([d.id for d in delta.add], removed)
-                self.bm25.replace_documents([d.id for d in delta.add], removed)
+                # Each store undoes its own failed replace; undo the ones that had succeeded.
+                added_ids = [d.id for d in delta.add]
+                for store, removed in reversed(applied):
+                    store.replace_documents(added_ids, removed)
                 raise
             self.symbols.replace_files([*delta.removed_files, *delta.symbol_files], delta.symbols)
             for file in delta.removed_files:
@@ -120,10 +135,8 @@ class IndexState:
 
     def clear(self) -> None:
         with self.lock.writing():
-            self.knowledge_base.clear()
-            self.bm25.clear()
-            if self.vectors is not None:
-                self.vectors.clear()
+            for store in self.stores:
+                store.clear()
             self.symbols.clear()
             self.files.clear()
             self.generation = 0

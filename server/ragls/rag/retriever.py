@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,13 +28,20 @@ class WeightedStream:
 
 
 class HybridRetriever:
-    """Asks each stream for 2 x topK, fuses by sum(weight / (60 + rank + 1)) with rank from 0."""
+    """Asks each stream for 2 x topK, fuses by sum(weight / (60 + rank + 1)) with rank from 0.
 
-    def __init__(self, streams: list[WeightedStream], max_per_file: int = 3) -> None:
+    The fused score is then scaled by an optional prior on the result's file, and at most
+    `max_per_file` chunks of one file are kept.
+    """
+
+    def __init__(
+        self, streams: list[WeightedStream], max_per_file: int = 3, prior: Callable[[str | None], float] | None = None
+    ) -> None:
         if not streams:
             raise ValueError("HybridRetriever needs at least one stream")
         self.streams = streams
         self.max_per_file = max_per_file
+        self.prior = prior
 
     @staticmethod
     def builder() -> HybridRetrieverBuilder:
@@ -53,6 +60,9 @@ class HybridRetriever:
                 document_id = result.document.id
                 documents[document_id] = result.document
                 fused[document_id] = fused.get(document_id, 0.0) + weighted.weight / (RRF_K + rank + 1)
+        if self.prior is not None:
+            for document_id, score in fused.items():
+                fused[document_id] = score * self.prior(documents[document_id].metadata.get("file"))
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         return self._diversify([SearchResult(documents[i], score) for i, score in ranked], top_k)
 
@@ -77,6 +87,7 @@ class HybridRetrieverBuilder:
     def __init__(self) -> None:
         self._streams: list[WeightedStream] = []
         self._max_per_file = 3
+        self._prior: Callable[[str | None], float] | None = None
 
     def stream(self, stream: SearchStream, weight: float) -> HybridRetrieverBuilder:
         self._streams.append(WeightedStream(stream, weight))
@@ -86,7 +97,12 @@ class HybridRetrieverBuilder:
         self._max_per_file = limit
         return self
 
+    def prior(self, prior: Callable[[str | None], float]) -> HybridRetrieverBuilder:
+        """Scale each fused score by a factor computed from the result's file path."""
+        self._prior = prior
+        return self
+
     def build(self) -> HybridRetriever:
         if not self._streams:
             raise ValueError("HybridRetriever.builder() needs at least one stream before build()")
-        return HybridRetriever(self._streams, self._max_per_file)
+        return HybridRetriever(self._streams, self._max_per_file, self._prior)

@@ -16,11 +16,12 @@ from ragls.errors import InvalidArgument, RaglsError
 from ragls.index.bm25 import BM25Stream
 from ragls.index.embedding import EmbeddingProvider
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.tokenize import tokenizer_for
+from ragls.index.tokenize import name_text, tokenizer_for
 from ragls.index.vectors import VectorStream
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
 from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
+from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever
 
@@ -45,17 +46,8 @@ class RagService:
     ) -> None:
         self.settings = settings or Settings()
         self.root = root.resolve() if root else None
-        tokenizer = tokenizer_for(self.settings.tokenizer)
-        vectors = VectorStream(embedding) if embedding is not None else None
-        self.state = IndexState(BM25Stream(tokenizer), InMemoryKnowledgeBase(tokenizer), vectors)
-        weights = self.settings.weights
-        self.retriever = (
-            HybridRetriever.builder()
-            .stream(self.state.bm25, weights.bm25)
-            .stream(vectors if vectors is not None else self.state.knowledge_base, weights.vector)
-            .max_per_file(self.settings.max_chunks_per_file)
-            .build()
-        )
+        self.state = _new_state(self.settings, embedding)
+        self.retriever = _new_retriever(self.state, self.settings)
         self._index_lock = threading.Lock()
         self._indexer: Indexer | None = None
         self._manual_ids: set[str] = set()
@@ -249,6 +241,23 @@ class RagService:
     def with_settings(self, settings: Settings) -> RagService:
         """A fresh service with other settings, for callers that must rebuild on a settings change."""
         return RagService(self.root, replace(settings), None)
+
+
+def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
+    tokenizer = tokenizer_for(settings.tokenizer)
+    names = BM25Stream(tokenizer, text=name_text, name="names") if settings.weights.names > 0 else None
+    vectors = VectorStream(embedding) if embedding is not None else None
+    return IndexState(InMemoryKnowledgeBase(tokenizer), BM25Stream(tokenizer), names, vectors)
+
+
+def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
+    """BM25 and the vector side (dense vectors when present, else TF-IDF), plus symbol names."""
+    weights = settings.weights
+    builder = HybridRetriever.builder().stream(state.bm25, weights.bm25)
+    builder.stream(state.vectors if state.vectors is not None else state.knowledge_base, weights.vector)
+    if state.names is not None:
+        builder.stream(state.names, weights.names)
+    return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()
 
 
 def _check_query(query: Any) -> None:

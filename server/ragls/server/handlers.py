@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from lsprotocol import types

@@ -13,7 +13,7 @@ from ragls.config import ChunkShape
 from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile
 from ragls.model import Symbol
 
-CHUNKER_VERSION = "code-1"
+CHUNKER_VERSION = "code-2"
 
 # language -> (grammar module, function returning the language pointer)
 GRAMMARS = {
@@ -40,7 +40,11 @@ QUERY_FILE = {"tsx": "typescript"}
 # Kinds that make a nested function a method.
 CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "object", "module", "namespace"})
 # Nodes that wrap a definition and belong to its span (decorators, `export`, templates).
-WRAPPER_TYPES = frozenset({"decorated_definition", "export_statement", "template_declaration", "annotation"})
+WRAPPER_TYPES = frozenset(
+    {"decorated_definition", "export_statement", "ambient_declaration", "template_declaration", "annotation"}
+)
+# Siblings right above a definition that belong to it like its comments (Rust `#[...]`, TS member decorators).
+LEADING_TYPES = frozenset({"attribute_item", "decorator"})
 
 
 @dataclass
@@ -128,7 +132,11 @@ def _span(node: tree_sitter.Node) -> tuple[int, int]:
         node = node.parent
     start_row = node.start_point.row
     sibling = node.prev_sibling
-    while sibling is not None and "comment" in sibling.type and sibling.end_point.row >= start_row - 1:
+    while (
+        sibling is not None
+        and ("comment" in sibling.type or sibling.type in LEADING_TYPES)
+        and sibling.end_point.row >= start_row - 1
+    ):
         start_row = sibling.start_point.row
         sibling = sibling.prev_sibling
     end_row = (

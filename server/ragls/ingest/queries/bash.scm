@@ -1,0 +1,2 @@
+; Symbols of Bash: function definitions, `f() { }` and `function f { }` alike.
+(function_definition name: (word) @name) @definition.function

@@ -1,0 +1,110 @@
+"""Engine values as MCP tool output: text for the model with `file:start-end` citations, and plain data.
+
+The data mirrors PROTOCOL.md's RagResult and FolderStatus (camelCase keys), plus a `citation`
+per result. It is built here rather than in `ragls.server.convert`, because the MCP layer may
+not import the LSP layer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragls.model import IndexStatus, SearchResult
+
+PREVIEW_LINES = 40
+
+
+def citation(result: SearchResult) -> str:
+    """`file:start-end` for chunks of files (1-based, inclusive); `document:<id>` for added documents."""
+    metadata = result.document.metadata
+    if metadata.get("file") and metadata.get("startLine") is not None:
+        return f"{metadata['file']}:{metadata['startLine']}-{metadata.get('endLine', metadata['startLine'])}"
+    return f"document:{result.document.id}"
+
+
+def result_data(result: SearchResult, root: Path) -> dict[str, Any]:
+    """A RagResult (id, score, content, metadata, uri for files) with its citation."""
+    document = result.document
+    metadata = dict(document.metadata)
+    data: dict[str, Any] = {
+        "citation": citation(result),
+        "id": document.id,
+        "score": round(result.score, 6),
+        "content": document.content,
+        "metadata": metadata,
+    }
+    if metadata.get("source") == "file" and metadata.get("file"):
+        data["uri"] = (root / metadata["file"]).as_uri()
+    return data
+
+
+def results_text(query: str, results: list[SearchResult], complete: bool) -> str:
+    """Each result as a header line (rank, citation, symbol, score) and its code in a fence."""
+    if not results:
+        note = "" if complete else " (the index is still building; try again shortly)"
+        return f"No results for {query!r}{note}."
+    heading = f"{len(results)} results for {query!r}"
+    if not complete:
+        heading += " (the index is still building; results may be missing)"
+    parts = [heading + ":"]
+    for rank, result in enumerate(results, start=1):
+        metadata = result.document.metadata
+        symbol = f"  {metadata['symbol']}" if metadata.get("symbol") else ""
+        kind = f" ({metadata['symbolKind']})" if metadata.get("symbolKind") else ""
+        parts.append("")
+        parts.append(f"[{rank}] {citation(result)}{symbol}{kind}  score {result.score:.4f}")
+        parts.append(fenced(result.document.content, str(metadata.get("language") or "")))
+    return "\n".join(parts)
+
+
+def sources_text(results: list[SearchResult]) -> str:
+    """The citations a context prompt was built from, one per line."""
+    if not results:
+        return "Sources: none (no indexed code matched; the prompt is the question alone)."
+    return "Sources:\n" + "\n".join(f"- {citation(result)}" for result in results)
+
+
+def status_data(status: IndexStatus, root: Path) -> dict[str, Any]:
+    """A FolderStatus."""
+    data: dict[str, Any] = {
+        "folder": root.as_uri(),
+        "state": status.state,
+        "files": status.files,
+        "chunks": status.chunks,
+        "documents": status.documents,
+        "generation": status.generation,
+        "lastIndexedAt": status.last_indexed_at,
+        "indexedPath": status.indexed_path,
+        "skipped": dict(status.skipped),
+        "error": status.error,
+    }
+    if status.vectors is not None:
+        data["vectors"] = dict(status.vectors)
+    return data
+
+
+def status_text(data: Mapping[str, Any]) -> str:
+    """One paragraph a person or a model can read, then the same data as JSON."""
+    skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(data["skipped"].items())) or "none"
+    lines = [
+        f"Index of {data['indexedPath']}: {data['state']}, generation {data['generation']}",
+        f"{data['files']} files, {data['chunks']} chunks, {data['documents']} added documents",
+        f"last indexed at {data['lastIndexedAt'] or 'never'}; skipped: {skipped}",
+    ]
+    if data.get("error"):
+        lines.append(f"error: {data['error']}")
+    return "\n".join(lines) + "\n\n" + json.dumps(data, indent=2)
+
+
+def fenced(content: str, language: str) -> str:
+    """Content in a Markdown code fence longer than any backtick run inside it, trimmed to a preview."""
+    lines = content.splitlines()
+    if len(lines) > PREVIEW_LINES:
+        lines = [*lines[:PREVIEW_LINES], f"... ({len(content.splitlines()) - PREVIEW_LINES} more lines)"]
+    longest_run = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * max(3, longest_run + 1)
+    return "\n".join([fence + language, *lines, fence])
