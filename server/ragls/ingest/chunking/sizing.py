@@ -54,8 +54,8 @@ class ChunkBuilder:
     def add(self, start: int, end: int, symbol: str | None = None, kind: str | None = None) -> None:
         """Add lines start..end as one chunk, unless they are blank."""
         content = "\n".join(self.lines[start - 1 : end])
-        if not content.strip():
-            return
+        if not any(char.isalnum() for char in content):
+            return  # Blank lines or a lone `}` say nothing a search could use.
         chunk_id = f"{self.rel_path}#{symbol}" if symbol else f"{self.rel_path}#L{start}-L{end}"
         if chunk_id in self._ids:
             chunk_id = f"{chunk_id}@L{start}-L{end}" if symbol else f"{chunk_id}@{len(self.chunks)}"
