@@ -61,6 +61,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(handler=_serve)
 
+    mcp = commands.add_parser(
+        "mcp",
+        help="run a Model Context Protocol server for AI agents (needs ragls[mcp])",
+        description="Serve search_code, context_prompt, index_status and reindex over MCP on stdio "
+        "for the folder PATH (default: the current directory).",
+    )
+    mcp.add_argument("path", metavar="PATH", type=Path, nargs="?", default=Path("."), help="the folder to serve")
+    mcp.set_defaults(handler=_mcp)
+
     index = commands.add_parser(
         "index",
         help="index a folder and print what was indexed",

@@ -1,0 +1,73 @@
+"""The `ragls` command as a user runs it: output, JSON, filters and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+FILES = {
+    "src/auth.py": "def check_token(request):\n    \"\"\"Validate the bearer token.\"\"\"\n    return request.token\n",
+    "src/pool.js": "function acquireConnection(pool) {\n  return pool.pop();\n}\n",
+    "README.md": "# Project\n\n## Usage\n\nRun the server.\n",
+    "logo.png": "\x89PNG\x00\x00",
+}
+
+
+def ragls(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=90)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for rel, text in FILES.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_index_reports_counts(project: Path) -> None:
+    done = ragls("index", str(project))
+    assert done.returncode == 0, done.stderr
+    assert "files 3, chunks 4" in done.stdout
+    assert "skipped: binary 1" in done.stdout
+
+
+def test_search_prints_citations(project: Path) -> None:
+    done = ragls("search", str(project), "validate bearer token", "-k", "2", "-q")
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(" 1. ") and "src/auth.py:1-3  check_token" in first
+
+
+def test_search_json_and_filters(project: Path) -> None:
+    done = ragls("search", str(project), "connection pool", "--json", "--filter", "language=javascript", "-q")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert [r["metadata"]["file"] for r in results] == ["src/pool.js"]
+    assert results[0]["uri"] == (project / "src/pool.js").resolve().as_uri()
+
+
+def test_context_and_symbols(project: Path) -> None:
+    plain = ragls("context", str(project), "acquire connection", "--format", "plain", "-q")
+    assert plain.returncode == 0 and plain.stdout.startswith("[Relevant code context]\n--- file: src/pool.js")
+    symbols = ragls("symbols", str(project), "acq", "-q")
+    assert symbols.stdout.splitlines()[0].startswith("acquireConnection  function  src/pool.js:1-3")
+
+
+def test_exit_codes(project: Path) -> None:
+    missing = ragls("search", str(project / "nope"), "x")
+    assert missing.returncode == 1
+    assert missing.stderr.strip().endswith("does not exist") and "Traceback" not in missing.stderr
+    assert ragls("search", str(project)).returncode == 2
+    assert ragls("frobnicate").returncode == 2
+    bad_k = ragls("search", str(project), "x", "-k", "0", "-q")
+    assert bad_k.returncode == 1 and "topK must be 1..100" in bad_k.stderr
+    for command in ("index", "search", "context", "symbols", "serve", "mcp"):
+        assert ragls(command, "--help").returncode == 0

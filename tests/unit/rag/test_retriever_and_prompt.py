@@ -1,0 +1,93 @@
+"""Weighted RRF, per-file caps and failing streams; both context prompt formats."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from ragls.model import Document, SearchResult
+from ragls.rag.prompt import build_prompt
+from ragls.rag.retriever import HybridRetriever
+
+
+class FixedStream:
+    """A stream that answers every query with a fixed ranking (test input, not a ragls component)."""
+
+    def __init__(self, name: str, ids: list[str], files: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.ids = ids
+        self.files = files or {}
+        self.asked: list[int] = []
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        self.asked.append(top_k)
+        docs = [Document(i, f"content {i}", {"file": self.files.get(i, f"{i}.py")}) for i in self.ids]
+        return [SearchResult(d, 1.0 / (rank + 1)) for rank, d in enumerate(docs)][:top_k]
+
+
+class BrokenStream:
+    name = "broken"
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        raise RuntimeError("index unavailable")
+
+
+def test_weighted_rrf_with_rank_from_zero() -> None:
+    bm25 = FixedStream("bm25", ["a", "b", "c"])
+    vector = FixedStream("vector", ["c", "a"])
+    results = HybridRetriever.builder().stream(bm25, 0.6).stream(vector, 0.4).build().retrieve("q", 2)
+    assert bm25.asked == [4] and vector.asked == [4]  # 2 x topK from each stream
+    scores = {r.document.id: r.score for r in results}
+    assert scores["a"] == pytest.approx(0.6 / 61 + 0.4 / 62)
+    assert scores["c"] == pytest.approx(0.6 / 63 + 0.4 / 61)
+    assert [r.document.id for r in results] == ["a", "c"]
+
+
+def test_at_most_three_chunks_per_file() -> None:
+    ids = [f"x{i}" for i in range(6)] + ["y"]
+    files = {i: "same.py" for i in ids[:6]} | {"y": "other.py"}
+    results = HybridRetriever.builder().stream(FixedStream("s", ids, files), 1.0).build().retrieve("q", 10)
+    assert [r.document.id for r in results] == ["x0", "x1", "x2", "y"]
+
+
+def test_a_failing_stream_is_skipped() -> None:
+    retriever = HybridRetriever.builder().stream(BrokenStream(), 0.6).stream(FixedStream("ok", ["a"]), 0.4).build()
+    assert [r.document.id for r in retriever.retrieve("q", 5)] == ["a"]
+
+
+def test_empty_builder_is_an_error() -> None:
+    with pytest.raises(ValueError, match="at least one stream"):
+        HybridRetriever.builder().build()
+
+
+def test_prior_reorders_without_dropping() -> None:
+    files = {"t": "tests/test_a.py", "s": "src/a.py"}
+    retriever = (HybridRetriever.builder().stream(FixedStream("s", ["t", "s"], files), 1.0)
+                 .prior(lambda f: 0.5 if f and f.startswith("tests/") else 1.0).build())
+    assert [r.document.id for r in retriever.retrieve("q", 5)] == ["s", "t"]
+
+
+def result(doc_id: str, content: str, **metadata: Any) -> SearchResult:
+    return SearchResult(Document(doc_id, content, metadata), 0.5)
+
+
+def test_fenced_prompt_escapes_ids_metadata_and_content_but_not_the_query() -> None:
+    prompt = build_prompt("Why <b> & co?", [result("a.py#<x>", "if a < b && c > d:", file="a.py", note="</evidence>")])
+    assert prompt == (
+        "<tnsai-memory>\n<evidence>\n<document-id>a.py#&lt;x&gt;</document-id>\n<provenance>\n"
+        "<entry><key>file</key><value>a.py</value></entry>\n"
+        "<entry><key>note</key><value>&lt;/evidence&gt;</value></entry>\n</provenance>\n"
+        "<content>if a &lt; b &amp;&amp; c &gt; d:</content>\n</evidence>\n</tnsai-memory>\n\n"
+        "<tnsai-user-message>\nWhy <b> & co?\n</tnsai-user-message>"
+    )
+
+
+def test_plain_prompt_and_no_results() -> None:
+    prompt = build_prompt("How?", [result("f#g", "def g(): ...", file="src/f.py", startLine=3, endLine=4),
+                                   result("note-1", "Deploy on Tuesdays")], "plain")
+    assert prompt == ("[Relevant code context]\n--- file: src/f.py (lines 3-4) ---\ndef g(): ...\n\n"
+                      "--- document: note-1 ---\nDeploy on Tuesdays\n\n[User question]\nHow?")
+    assert build_prompt("How?", [], "fenced") == "How?"
+    assert build_prompt("How?", [], "plain") == "How?"
