@@ -130,7 +130,7 @@ def test_a_limit_breach_fails_the_run_and_keeps_the_previous_generation(tmp_path
     service = RagService(root, Settings(limits=Limits(max_files=3)))
     service.index_directory()
     write(root, {"d.py": "def delta(): pass\n"})
-    with pytest.raises(LimitExceeded, match="maxFiles.*ragls.limits.maxFiles"):
+    with pytest.raises(LimitExceeded, match=r"maxFiles.*ragls\.limits\.maxFiles"):
         service.index_directory()
     status = service.status()
     assert status.state == "failed" and "maxFiles" in (status.error or "")
