@@ -16,7 +16,7 @@ from ragls.errors import RaglsError
 from ragls.model import Progress, SearchResult
 from ragls.rag.prompt import FORMATS
 from ragls.rag.service import RagService, RunSummary
-from ragls.server.convert import search_result_to_wire
+from ragls.wire import search_result_to_wire
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 

@@ -67,8 +67,7 @@ def parse_settings(raw: Mapping[str, Any] | None, base: Settings | None = None) 
     for key, value in raw.items():
         parser = _TOP_LEVEL.get(key)
         if parser is None:
-            problems.append(f"ragls.{key}: unknown setting, ignored")
-            continue
+            continue  # Clients keep their own keys in the same section (e.g. `server.command`).
         settings = parser(settings, value, f"ragls.{key}", problems)
     return settings, problems
 

@@ -21,6 +21,7 @@ from pytest_lsp.client import register_lsp_features
 CLIENTS = ["visual-studio-code@v1.65.2", "neovim@v0.10.0"]
 SERVER_COMMAND = [sys.executable, "-m", "ragls", "serve"]
 WAIT_SECONDS = 30.0
+SHUTDOWN_SECONDS = 10.0
 
 SAMPLE_FILES = {
     "src/auth/middleware.py": '''
@@ -172,6 +173,13 @@ def server_config() -> ClientServerConfig:
                               server_env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    """A started server the test initializes itself (pytest-lsp yields the client)."""
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), SHUTDOWN_SECONDS)
+
+
 @pytest_lsp.fixture(params=CLIENTS, config=server_config())
 async def indexed_client(request: pytest.FixtureRequest, lsp_client: LanguageClient, workspace: Path
                          ) -> AsyncIterator[None]:
@@ -180,7 +188,7 @@ async def indexed_client(request: pytest.FixtureRequest, lsp_client: LanguageCli
     await started.wait_indexed()
     lsp_client.ragls_session = started  # type: ignore[attr-defined]
     yield
-    await lsp_client.shutdown_session()
+    await asyncio.wait_for(lsp_client.shutdown_session(), SHUTDOWN_SECONDS)
 
 
 @pytest.fixture

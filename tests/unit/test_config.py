@@ -32,6 +32,6 @@ def test_bad_settings_are_named_and_defaulted() -> None:
     assert settings == Settings()
     joined = "\n".join(problems)
     for path in ("ragls.weights.bm25", "ragls.weights.dense", "ragls.maxChunksPerFile", "ragls.limits.maxFiles",
-                 "ragls.limits.maxSize", "ragls.watch", "ragls.colour"):
+                 "ragls.limits.maxSize", "ragls.watch"):
         assert path in joined, path
     assert parse_settings("nonsense")[1] == ["ragls: expected an object, got str; using defaults"]

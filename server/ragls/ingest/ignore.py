@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +128,7 @@ class IgnoreRules:
             if rules is None:
                 continue
             relative = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            verdict = rules.spec.check_file(relative).include
+            verdict = _own_verdict(rules.spec, relative)
             if verdict is not None:
                 return bool(verdict)
         return False
@@ -159,17 +161,54 @@ class IgnoreRules:
             lines.extend(_read_ignore_file(base / name, f"{directory}/{name}".lstrip("/")))
         if not lines:
             return None
-        n_patterns = sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
-        if n_patterns > MAX_IGNORE_PATTERNS:
-            raise ConfigError(
-                f"ignore rules in {directory or '.'}/ have {n_patterns} patterns, over the limit of "
-                f"{MAX_IGNORE_PATTERNS}; merge or remove patterns"
-            )
         try:
-            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            spec = pathspec.GitIgnoreSpec.from_lines(_dirs_below(line) for line in lines)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"invalid ignore pattern in {directory or '.'}/: {exc}") from exc
         return _DirectoryRules(directory, spec)
+
+
+def _dirs_below(line: str) -> str:
+    """`src/**/` names the directories below `src`, but pathspec reads it as `src/`: spell it `src/**/*/`."""
+    stripped = line.rstrip(" ")
+    if stripped.endswith("/**/") and stripped[:-4].strip("!*/"):
+        return stripped + "*/"
+    return line
+
+
+# The regex group pathspec puts where a pattern matched a directory (`foo/...`, or `foo/` itself).
+_DIR_MARK = "ps_d"
+
+
+def _own_verdict(spec: pathspec.GitIgnoreSpec, relative: str) -> bool | None:
+    """The last pattern that matches `relative` itself decides (git's rule for a path whose ancestors are kept).
+
+    `spec.check_file` is not used: it ranks a match through a directory below a plain match, so after `*`,
+    `!*/` (or `!src`) could never re-include the directory `src/` that it names; and it lets `src/**`
+    match the directory `src/` itself, so `src/**` + `!src/keep.txt` lost `src/keep.txt`.
+    """
+    verdict: bool | None = None
+    for pattern in spec.patterns:
+        if pattern.include is None or pattern.regex is None:
+            continue
+        result = pattern.match_file(relative)
+        if result is None:
+            continue
+        if result.match.groupdict().get(_DIR_MARK) is not None:
+            # A directory mark short of the end is a match through an ancestor, which the walk already kept;
+            # the pattern may still match the path itself further on (`*/` against `a/b/`).
+            if _at_end(pattern.regex).search(relative) is None:
+                continue
+        elif relative.endswith("/") and pattern.regex.search(relative[:-1]) is None:
+            continue  # `src/**` matched only the slash marking `src/` a directory: it names what is below
+        verdict = pattern.include
+    return verdict
+
+
+@functools.lru_cache(maxsize=4096)
+def _at_end(regex: re.Pattern[str]) -> re.Pattern[str]:
+    """A pattern's regex that must match up to the end of the path: a match of the path itself."""
+    return re.compile(f"(?:{regex.pattern})\\Z", regex.flags)
 
 
 def _read_ignore_file(path: Path, display: str) -> list[str]:
@@ -181,6 +220,13 @@ def _read_ignore_file(path: Path, display: str) -> list[str]:
             raise ConfigError(
                 f"{display} is {size:,} bytes, over the limit of {MAX_IGNORE_FILE_BYTES:,} (64 KiB); shorten it"
             )
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
+    n_patterns = sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    if n_patterns > MAX_IGNORE_PATTERNS:
+        raise ConfigError(
+            f"{display} has {n_patterns:,} patterns, over the limit of {MAX_IGNORE_PATTERNS:,}; "
+            "merge or remove patterns"
+        )
+    return lines

@@ -49,9 +49,7 @@ def run_mcp(root: Path) -> int:
 
 def create_mcp_server(session: FolderSession, ready_wait: float = READY_WAIT_SECONDS) -> MCPServer[Any]:
     """An MCPServer with the four ragls tools over one folder session."""
-    server: MCPServer[Any] = MCPServer(
-        "ragls", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+    server: MCPServer[Any] = MCPServer("ragls", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     tools = _Tools(session, ready_wait)
     server.add_tool(tools.search_code, name="search_code")
     server.add_tool(tools.context_prompt, name="context_prompt")

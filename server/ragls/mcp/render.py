@@ -1,8 +1,6 @@
 """Engine values as MCP tool output: text for the model with `file:start-end` citations, and plain data.
 
-The data mirrors PROTOCOL.md's RagResult and FolderStatus (camelCase keys), plus a `citation`
-per result. It is built here rather than in `ragls.server.convert`, because the MCP layer may
-not import the LSP layer.
+The data is the protocol's RagResult and FolderStatus (`ragls.wire`), plus a `citation` per result.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragls.model import IndexStatus, SearchResult
+from ragls.wire import search_result_to_wire, status_to_wire
 
 PREVIEW_LINES = 40
 
@@ -27,19 +26,8 @@ def citation(result: SearchResult) -> str:
 
 
 def result_data(result: SearchResult, root: Path) -> dict[str, Any]:
-    """A RagResult (id, score, content, metadata, uri for files) with its citation."""
-    document = result.document
-    metadata = dict(document.metadata)
-    data: dict[str, Any] = {
-        "citation": citation(result),
-        "id": document.id,
-        "score": round(result.score, 6),
-        "content": document.content,
-        "metadata": metadata,
-    }
-    if metadata.get("source") == "file" and metadata.get("file"):
-        data["uri"] = (root / metadata["file"]).as_uri()
-    return data
+    """A RagResult (id, score, content, metadata, uri/range for files) with its citation."""
+    return {"citation": citation(result), **search_result_to_wire(result, root)}
 
 
 def results_text(query: str, results: list[SearchResult], complete: bool) -> str:
@@ -70,21 +58,7 @@ def sources_text(results: list[SearchResult]) -> str:
 
 def status_data(status: IndexStatus, root: Path) -> dict[str, Any]:
     """A FolderStatus."""
-    data: dict[str, Any] = {
-        "folder": root.as_uri(),
-        "state": status.state,
-        "files": status.files,
-        "chunks": status.chunks,
-        "documents": status.documents,
-        "generation": status.generation,
-        "lastIndexedAt": status.last_indexed_at,
-        "indexedPath": status.indexed_path,
-        "skipped": dict(status.skipped),
-        "error": status.error,
-    }
-    if status.vectors is not None:
-        data["vectors"] = dict(status.vectors)
-    return data
+    return status_to_wire(root.as_uri(), status)
 
 
 def status_text(data: Mapping[str, Any]) -> str:

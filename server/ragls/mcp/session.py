@@ -65,9 +65,7 @@ class FolderSession:
             log.exception("ragls mcp: indexing %s crashed", self.root)
         else:
             status = self.service.status()
-            log.info(
-                "ragls mcp: indexed %d files, %d chunks in %.1fs", status.files, status.chunks, summary.seconds
-            )
+            log.info("ragls mcp: indexed %d files, %d chunks in %.1fs", status.files, status.chunks, summary.seconds)
         finally:
             self.first_run_done.set()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -37,6 +38,9 @@ def dict_params_converter() -> Any:
     converter = default_converter()
 
     def keep(obj: Any, cls: type) -> Any:
+        # JSON-RPC lets a request or notification leave out `params`; treat that as null.
+        if "method" in obj and "params" not in obj:
+            obj = {**obj, "params": None}
         return cls(**obj)
 
     for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
@@ -48,7 +52,14 @@ class RaglsServer(LanguageServer):
     """Holds the open folders and runs their index work off the event loop."""
 
     def __init__(self) -> None:
-        super().__init__("ragls", __version__, converter_factory=dict_params_converter)
+        # Documents are read from disk, never from the editor's buffers: ask for no change events.
+        super().__init__(
+            "ragls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            converter_factory=dict_params_converter,
+        )
+        self.ready = asyncio.Event()
         self.settings = Settings()
         self.initialization_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
@@ -86,6 +97,13 @@ class RaglsServer(LanguageServer):
             return None
         section = answer[0] if answer else None
         return section if isinstance(section, dict) else None
+
+    async def until_ready(self, timeout: float = 30.0) -> None:
+        """Requests that arrive before `initialized` has opened the folders wait for it."""
+        try:
+            await asyncio.wait_for(self.ready.wait(), timeout)
+        except TimeoutError:
+            log.warning("answering before the workspace folders were opened")
 
     def warn(self, message: str) -> None:
         """Tell the user once, through showMessage and the log."""
@@ -154,7 +172,7 @@ class RaglsServer(LanguageServer):
         """Index one folder in the background with progress; failures are reported, never raised."""
         service = service or folder.service
         loop = asyncio.get_running_loop()
-        progress = IndexProgress(self, loop, f"Indexing {folder.root.name}")
+        progress = IndexProgress(self, loop, "Indexing")
         await progress.begin()
         cancel = threading.Event()
         try:
@@ -221,10 +239,18 @@ def settings_section(options: Any) -> dict[str, Any]:
     return section if isinstance(section, dict) else {}
 
 
+class _QuietInvalidParams(logging.Filter):
+    """A bad request is the client's mistake and is answered as such; it needs no traceback in the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], JsonRpcInvalidParams))
+
+
 def run_server(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> None:
     """Start serving on stdio (default) or TCP."""
     from ragls.server.handlers import create_server
 
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietInvalidParams())
     server = create_server()
     if tcp:
         server.start_tcp(host, port)

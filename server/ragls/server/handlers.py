@@ -14,8 +14,9 @@ from lsprotocol import types
 from ragls.errors import InvalidArgument
 from ragls.server import protocol
 from ragls.server.app import RaglsServer, settings_section
-from ragls.server.convert import document_info_to_wire, search_result_to_wire, status_to_wire, symbol_to_wire
+from ragls.server.convert import symbol_to_wire
 from ragls.server.folders import Folder, uri_path
+from ragls.wire import document_info_to_wire, search_result_to_wire, status_to_wire
 
 T = TypeVar("T")
 SYMBOL_CAP = 200
@@ -52,6 +53,7 @@ def _register_lifecycle(server: RaglsServer) -> None:
         await _choose_watching(ls)
         for uri in _initial_folder_uris(ls):
             ls.open_folder(uri)
+        ls.ready.set()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RaglsServer, params: Any) -> None:
@@ -103,27 +105,30 @@ def _register_rag(server: RaglsServer) -> None:
         return await _context_prompt(ls, params)
 
     @server.feature(protocol.STATUS)
-    def status(ls: RaglsServer, params: Any) -> dict[str, Any]:
-        return _statuses(ls.folders.select(protocol.folder_of(protocol.as_object(params))))
+    async def status(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        return await _status(ls, params)
 
     @server.feature(protocol.REINDEX)
     async def reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
         return await _reindex(ls, params)
 
     @server.feature(protocol.ADD_DOCUMENT)
-    def add_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    async def add_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = protocol.parse_add_document(params)
+        await ls.until_ready()
         service = ls.folders.target(p.folder).service
         return {"id": checked(lambda: service.add_document(p.content, p.metadata, p.id))}
 
     @server.feature(protocol.REMOVE_DOCUMENT)
-    def remove_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    async def remove_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = protocol.parse_document_id(params)
+        await ls.until_ready()
         return {"removed": any(f.service.remove_document(p.id) for f in ls.folders.select(p.folder))}
 
     @server.feature(protocol.GET_DOCUMENT)
-    def get_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    async def get_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = protocol.parse_document_id(params)
+        await ls.until_ready()
         for folder in ls.folders.select(p.folder):
             document = folder.service.get_document(p.id)
             if document is not None:
@@ -133,15 +138,19 @@ def _register_rag(server: RaglsServer) -> None:
         return {"document": None}
 
     @server.feature(protocol.LIST_DOCUMENTS)
-    def list_documents(ls: RaglsServer, params: Any) -> dict[str, Any]:
-        folders = ls.folders.select(protocol.folder_of(protocol.as_object(params)))
+    async def list_documents(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        folder_uri = protocol.folder_of(protocol.as_object(params))
+        await ls.until_ready()
+        folders = ls.folders.select(folder_uri)
         return {"documents": [document_info_to_wire(info) for f in folders for info in f.service.list_documents()]}
 
     @server.feature(protocol.CLEAR)
-    def clear(ls: RaglsServer, params: Any) -> dict[str, Any]:
-        folders = ls.folders.select(protocol.folder_of(protocol.as_object(params)))
+    async def clear(ls: RaglsServer, params: Any) -> dict[str, Any]:
+        folder_uri = protocol.folder_of(protocol.as_object(params))
+        await ls.until_ready()
+        folders = ls.folders.select(folder_uri)
         for folder in folders:
-            folder.service.clear()
+            await asyncio.get_running_loop().run_in_executor(ls.index_executor, folder.service.clear)
         return _statuses(folders)
 
     @server.command(protocol.COMMAND_SEARCH)
@@ -157,18 +166,30 @@ def _register_rag(server: RaglsServer) -> None:
         return await _reindex(ls, _command_params(args))
 
     @server.command(protocol.COMMAND_STATUS)
-    def command_status(ls: RaglsServer, *args: Any) -> dict[str, Any]:
-        return _statuses(ls.folders.select(protocol.folder_of(protocol.as_object(_command_params(args)))))
+    async def command_status(ls: RaglsServer, *args: Any) -> dict[str, Any]:
+        return await _status(ls, _command_params(args))
 
 
 def _command_params(args: tuple[Any, ...]) -> Any:
-    """executeCommand passes the request's params object as the first argument (or none)."""
-    return args[0] if args else None
+    """executeCommand passes the request's params object as the first argument.
+
+    A bare string (what palettes substitute for the selection) is taken as the query.
+    """
+    if not args:
+        return None
+    return {"query": args[0]} if isinstance(args[0], str) else args[0]
+
+
+async def _status(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    folder_uri = protocol.folder_of(protocol.as_object(params))
+    await ls.until_ready()
+    return _statuses(ls.folders.select(folder_uri))
 
 
 async def _search(ls: RaglsServer, params: Any) -> dict[str, Any]:
     started = time.perf_counter()
     p = protocol.parse_search(params)
+    await ls.until_ready()
     folders = ls.folders.select(p.folder)
 
     def run() -> list[dict[str, Any]]:
@@ -190,6 +211,7 @@ async def _search(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 async def _context_prompt(ls: RaglsServer, params: Any) -> dict[str, Any]:
     p = protocol.parse_context_prompt(params)
+    await ls.until_ready()
     folders = ls.folders.select(p.folder)
     if len(folders) == 1:
         folder = folders[0]
@@ -207,6 +229,7 @@ async def _context_prompt(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 async def _reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
     p = protocol.parse_reindex(params)
+    await ls.until_ready()
     folders = ls.folders.select(p.folder)
     for folder in folders:
         await ls.index_folder(folder, full=p.full)
@@ -223,6 +246,8 @@ def _statuses(folders: list[Folder]) -> dict[str, Any]:
 def _register_workspace(server: RaglsServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(ls: RaglsServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        await ls.until_ready()
+
         def run() -> list[types.WorkspaceSymbol]:
             ranked = [
                 (key, symbol, folder)

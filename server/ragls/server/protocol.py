@@ -72,8 +72,8 @@ def invalid(field: str, message: str) -> JsonRpcInvalidParams:
 
 def as_object(params: Any) -> dict[str, Any]:
     """Params as a dict; absent params are an empty object."""
-    if params is None:
-        return {}
+    if params is None or params == []:
+        return {}  # Some clients encode an empty object as an empty array (Neovim's `{}`).
     if isinstance(params, list) and len(params) == 1 and isinstance(params[0], dict):
         return params[0]  # executeCommand arguments: [params]
     if not isinstance(params, dict):
