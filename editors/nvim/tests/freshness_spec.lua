@@ -1,0 +1,45 @@
+local h = require("helpers")
+
+--- Run `:Ragls search! query` until a quickfix item's file matches file_pattern.
+local function search_until(query, file_pattern)
+  local found
+  h.wait(("a search for %q to find %s"):format(query, file_pattern), function()
+    vim.fn.setqflist({}, "f")
+    h.notes = {}
+    vim.cmd("silent! cclose")
+    vim.cmd("Ragls search! " .. query)
+    local answered = vim.wait(5000, function()
+      return #vim.fn.getqflist() > 0 or h.note_matching("no results") ~= nil
+    end, 20)
+    for _, item in ipairs(answered and vim.fn.getqflist() or {}) do
+      if vim.api.nvim_buf_get_name(item.bufnr):match(file_pattern) then
+        found = item
+        return true
+      end
+    end
+    vim.wait(200)
+    return false
+  end)
+  return found
+end
+
+return {
+  {
+    "a new file written on disk is found by search (the server watches the folder)",
+    function()
+      h.write("docs/migration.md", "# Migration\n\nThe quokka migration happens every spring.\n")
+      local item = search_until("quokka migration", "docs/migration%.md$")
+      h.contains(item.text, "docs/migration.md:1-")
+    end,
+  },
+  {
+    "an edited file's new text is found by search",
+    function()
+      local path = h.root .. "/src/db/pool.py"
+      local text = table.concat(vim.fn.readfile(path), "\n")
+      h.write("src/db/pool.py", text .. "\n\n\ndef drain_wombats(pool):\n    return pool.wombats.clear()\n")
+      local item = search_until("drain wombats", "src/db/pool%.py$")
+      h.contains(item.text, "drain_wombats")
+    end,
+  },
+}

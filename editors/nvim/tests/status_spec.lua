@@ -1,0 +1,66 @@
+local h = require("helpers")
+
+local function current_status()
+  local client_mod = require("ragls.client")
+  local answer = assert(client_mod.request_sync(client_mod.current(), "rag/status", vim.empty_dict(), 5000))
+  return answer.folders[1]
+end
+
+return {
+  {
+    "status shows state, files, chunks, generation, last index time and skipped reasons",
+    function()
+      vim.cmd("Ragls status")
+      local message = h.wait_note("generation").message
+      h.contains(message, h.root .. ": idle")
+      h.truthy(message:match("files (%d+), chunks (%d+), documents 0, generation (%d+)"), message)
+      h.truthy(message:match("last indexed %d%d%d%d%-%d%d%-%d%dT"), message)
+      h.truthy(message:match("skipped: .*ignored %d+"), message)
+    end,
+  },
+  {
+    "require('ragls').status() gives a statusline text",
+    function()
+      vim.cmd.edit(vim.fn.fnameescape(h.root .. "/src/db/pool.py"))
+      vim.cmd("Ragls status")
+      h.wait_note("generation")
+      local text = require("ragls").status()
+      h.truthy(text:match("^ragls: idle, %d+ files$"), text)
+      vim.cmd.enew()
+      h.truthy(require("ragls").status():match("^ragls: "), "a buffer without the client shows the running one")
+    end,
+  },
+  {
+    "reindex! runs a full index with LspProgress and a new generation",
+    function()
+      local kinds, titles = {}, {}
+      local autocmd = vim.api.nvim_create_autocmd("LspProgress", {
+        callback = function(event)
+          local client = vim.lsp.get_client_by_id(event.data.client_id)
+          if client and client.name == "ragls" then
+            kinds[#kinds + 1] = event.data.params.value.kind
+            titles[#titles + 1] = event.data.params.value.title
+          end
+        end,
+      })
+      local before = current_status().generation
+      vim.cmd("Ragls reindex!")
+      h.wait_note("^ragls: full reindex started")
+      local done = h.wait_note("reindex done").message
+      vim.api.nvim_del_autocmd(autocmd)
+      h.truthy(current_status().generation > before, "a new generation after reindex!")
+      h.contains(done, "generation")
+      h.eq("begin", kinds[1], "first progress kind")
+      h.truthy(vim.tbl_contains(kinds, "end"), "progress ended: " .. vim.inspect(kinds))
+      h.truthy(titles[1]:match("^Indexing"), "progress title " .. tostring(titles[1]))
+    end,
+  },
+  {
+    "reindex (incremental) answers when the run has finished",
+    function()
+      vim.cmd("Ragls reindex")
+      h.wait_note("^ragls: reindex started")
+      h.contains(h.wait_note("reindex done").message, "idle")
+    end,
+  },
+}
