@@ -1,0 +1,49 @@
+// Copy/Open Context Prompt's model against the real server: both formats, the summary, the selection rule.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { buildContextPrompt, questionFromSelection } from "../../src/models/contextPrompt";
+import { TestServer, Workspace } from "./server";
+
+describe("buildContextPrompt", () => {
+  let workspace: Workspace;
+  let server: TestServer;
+
+  before(async () => {
+    workspace = new Workspace();
+    server = await TestServer.start(workspace);
+    await server.waitForIndex();
+  });
+
+  after(async () => {
+    await server.stop();
+    workspace.remove();
+  });
+
+  it("builds the fenced prompt with the sources and the question last", async () => {
+    const built = await buildContextPrompt(server.connection, "How is the bearer token checked?", { format: "fenced", topK: 3 });
+    assert.match(built.prompt, /^<tnsai-memory>/);
+    assert.match(built.prompt, /<value>src\/auth\/middleware\.py<\/value>/);
+    assert.match(built.prompt, /<tnsai-user-message>\nHow is the bearer token checked\?\n<\/tnsai-user-message>/);
+    assert.ok(built.results.length >= 1 && built.results.length <= 3);
+    assert.match(built.summary, /^Context prompt for "How is the bearer token checked\?" with \d sources? from \d files?\.$/);
+  });
+
+  it("builds the plain prompt on request", async () => {
+    const built = await buildContextPrompt(server.connection, "rate limiting quota", { format: "plain", topK: 2 });
+    assert.match(built.prompt, /^\[Relevant code context\]/);
+    assert.match(built.prompt, /--- file: docs\/guide\.md \(lines \d+-\d+\) ---/);
+    assert.match(built.prompt, /\[User question\]\nrate limiting quota/);
+  });
+
+  it("says so when nothing matches (the prompt is the question alone)", async () => {
+    const built = await buildContextPrompt(server.connection, "qqqxyzzy", { format: "fenced", topK: 2 });
+    assert.equal(built.prompt.trim(), "qqqxyzzy");
+    assert.match(built.summary, /^No workspace context found/);
+  });
+
+  it("asks about the selection when there is one", () => {
+    assert.equal(questionFromSelection("  validate_token  "), "validate_token");
+    assert.equal(questionFromSelection("   "), undefined);
+    assert.equal(questionFromSelection(undefined), undefined);
+  });
+});

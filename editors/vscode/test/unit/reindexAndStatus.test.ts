@@ -1,0 +1,114 @@
+// Reindex, Show Status and the status-bar item, fed by the real server's $/progress and rag/status.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { reindexWorkspace } from "../../src/models/reindex";
+import { describeFolders, fetchStatus, folderName, parseProgressMessage, StatusBarModel } from "../../src/models/status";
+import { FIXTURE_FILES, TestServer, Workspace } from "./server";
+
+describe("reindex and status", () => {
+  let workspace: Workspace;
+  let server: TestServer;
+
+  before(async () => {
+    workspace = new Workspace();
+    server = await TestServer.start(workspace);
+    await server.waitForIndex();
+  });
+
+  after(async () => {
+    await server.stop();
+    workspace.remove();
+  });
+
+  it("drives the status-bar item from the first run's progress, then shows counts", async () => {
+    const model = new StatusBarModel();
+    assert.equal(model.view().icon, "loading~spin");
+    model.setServerState("running");
+    const begin = server.progress.find((event) => event.value.kind === "begin");
+    assert.ok(begin, "the server sent no $/progress begin");
+    assert.match(begin.value.title ?? "", /^Indexing /);
+    let sawCounts = false;
+    for (const { token, value } of server.progress.filter((event) => event.token === begin.token)) {
+      const ended = model.progress(token, value);
+      if (!ended && value.kind === "report" && value.message) {
+        assert.match(model.view().text, /^ragls \d+\/4$/);
+        assert.equal(model.view().icon, "sync~spin");
+        sawCounts = true;
+      }
+      assert.equal(ended, value.kind === "end");
+    }
+    assert.ok(sawCounts, "no report with a count");
+    model.setFolders(await fetchStatus(server.connection));
+    const view = model.view();
+    assert.match(view.text, /^ragls 4 files · \d+ chunks$/);
+    assert.equal(view.error, false);
+    assert.match(view.tooltip, /idle, generation 1/);
+  });
+
+  it("reindexes incrementally and fully, and says what it did", async () => {
+    writeFileSync(path.join(workspace.root, "src", "extra.py"), "def refund_payment(order):\n    return order.total\n");
+    const incremental = await reindexWorkspace(server.connection, { full: false });
+    assert.equal(incremental.failed, false);
+    assert.equal(incremental.message, `Reindex of ${path.basename(workspace.root)} done: 5 files, ${incremental.folders[0]?.chunks} chunks.`);
+    const full = await reindexWorkspace(server.connection, { full: true });
+    assert.match(full.message, /^Full reindex of .* done: 5 files/);
+    assert.ok((full.folders[0]?.generation ?? 0) > (incremental.folders[0]?.generation ?? 0));
+  });
+
+  it("describes each folder for Show Status", async () => {
+    const lines = describeFolders(await fetchStatus(server.connection));
+    assert.match(lines[0] ?? "", new RegExp(`^${path.basename(workspace.root)} — idle, generation \\d+$`));
+    assert.match(lines[1] ?? "", /^ {2}5 files, \d+ chunks, 0 added documents$/);
+    assert.deepEqual(describeFolders([]), ["No workspace folder is open, so nothing is indexed."]);
+  });
+
+  it("parses progress messages and folder names", () => {
+    assert.deepEqual(parseProgressMessage("3/10 src/app.py"), { done: 3, total: 10, path: "src/app.py" });
+    assert.deepEqual(parseProgressMessage("done"), {});
+    assert.equal(folderName("file:///home/me/my%20app/"), "my app");
+  });
+});
+
+describe("a folder whose run fails", () => {
+  let workspace: Workspace;
+  let server: TestServer;
+
+  before(async () => {
+    workspace = new Workspace(FIXTURE_FILES);
+    // Over the file limit: PROTOCOL.md says the run fails with a clear error in the status.
+    server = await TestServer.start(workspace, { settings: { limits: { maxFiles: 1 } } });
+  });
+
+  after(async () => {
+    await server.stop();
+    workspace.remove();
+  });
+
+  it("turns the status bar red with the error, and Reindex reports the failure", async () => {
+    const [first] = await server.waitForIndex(0);
+    assert.equal(first?.state, "failed");
+    const outcome = await reindexWorkspace(server.connection, { full: true });
+    assert.equal(outcome.failed, true);
+    assert.match(outcome.message, /^Full reindex failed\. .+: .+/);
+    const model = new StatusBarModel();
+    model.setServerState("running");
+    model.setFolders(outcome.folders);
+    const view = model.view();
+    assert.equal(view.error, true);
+    assert.equal(view.text, "ragls: index failed");
+    assert.match(view.tooltip, /maxFiles|files/);
+  });
+
+  it("shows a server failure as an error", () => {
+    const model = new StatusBarModel();
+    model.setServerState("failed", "ragls: cannot find the language server");
+    assert.deepEqual(model.view(), {
+      text: "ragls",
+      icon: "error",
+      error: true,
+      tooltip: "ragls: cannot find the language server",
+    });
+  });
+});
