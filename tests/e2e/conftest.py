@@ -146,7 +146,7 @@ class Session:
 async def start_session(
     lsp_client: LanguageClient,
     root: Path,
-    client_name: str,
+    client_name: str | types.ClientCapabilities,
     folders: list[Path] | None = None,
     init_options: dict[str, Any] | None = None,
 ) -> Session:
@@ -159,7 +159,7 @@ async def start_session(
     folder_list = folders if folders is not None else [root]
     await lsp_client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(client_name),
+            capabilities=client_capabilities(client_name) if isinstance(client_name, str) else client_name,
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folder_list],
             initialization_options=init_options,

@@ -75,6 +75,11 @@ class RagService:
             assert self._indexer is not None
             return self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
 
+    def mark_pending(self) -> None:
+        """Say `indexing` before a scheduled first run starts, so status never looks idle and empty."""
+        if self.state.generation == 0 and self._state_name == "idle":
+            self._state_name = "indexing"
+
     def update_paths(self, rel_paths: list[str]) -> RunSummary | None:
         """Re-ingest changed paths (from file events) with fingerprint reuse; None before the first index."""
         with self._index_lock:

@@ -60,6 +60,8 @@ class RaglsServer(LanguageServer):
             converter_factory=dict_params_converter,
         )
         self.ready = asyncio.Event()
+        self.shutting_down = False
+        self.active_runs: set[threading.Event] = set()
         self.settings = Settings()
         self.initialization_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
@@ -123,6 +125,7 @@ class RaglsServer(LanguageServer):
             self.queues[key] = FreshnessQueue(lambda: folder.service)
         if self.server_watching_wanted():
             self.start_server_watcher(folder)
+        folder.service.mark_pending()
         asyncio.get_running_loop().create_task(self.index_folder(folder))
         return folder
 
@@ -175,6 +178,7 @@ class RaglsServer(LanguageServer):
         progress = IndexProgress(self, loop, "Indexing")
         await progress.begin()
         cancel = threading.Event()
+        self.active_runs.add(cancel)
         try:
             summary = await loop.run_in_executor(
                 self.index_executor, partial(service.index_directory, folder.root, progress.report, cancel, full)
@@ -195,6 +199,8 @@ class RaglsServer(LanguageServer):
             progress.end(f"failed: {exc}")
             self.warn(f"ragls: indexing {folder.root} failed: {type(exc).__name__}: {exc}")
             return
+        finally:
+            self.active_runs.discard(cancel)
         status = service.status()
         progress.end(f"{status.files} files, {status.chunks} chunks in {summary.seconds:.1f}s")
 
@@ -215,6 +221,10 @@ class RaglsServer(LanguageServer):
             self.stop_server_watchers()
 
     def shutdown_work(self) -> None:
+        """Stop everything in the background so the process can exit promptly."""
+        self.shutting_down = True
+        for cancel in self.active_runs:
+            cancel.set()
         for queue in self.queues.values():
             queue.close()
         self.stop_server_watchers()

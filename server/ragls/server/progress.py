@@ -40,7 +40,7 @@ class IndexProgress:
 
     def report(self, progress: Progress) -> None:
         """Called from the indexing thread after each file."""
-        if not self.enabled:
+        if not self.enabled or getattr(self.server, "shutting_down", False):
             return
         now = time.monotonic()
         if now - self._last_report < REPORT_INTERVAL_SECONDS and progress.indexed_files != progress.total_files:
@@ -55,6 +55,6 @@ class IndexProgress:
         )
 
     def end(self, message: str) -> None:
-        if self.enabled:
+        if self.enabled and not getattr(self.server, "shutting_down", False):
             self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.enabled = False
