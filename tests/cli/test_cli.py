@@ -12,7 +12,7 @@ import pytest
 pytestmark = pytest.mark.timeout(120)
 
 FILES = {
-    "src/auth.py": "def check_token(request):\n    \"\"\"Validate the bearer token.\"\"\"\n    return request.token\n",
+    "src/auth.py": 'def check_token(request):\n    """Validate the bearer token."""\n    return request.token\n',
     "src/pool.js": "function acquireConnection(pool) {\n  return pool.pop();\n}\n",
     "README.md": "# Project\n\n## Usage\n\nRun the server.\n",
     "logo.png": "\x89PNG\x00\x00",

@@ -129,7 +129,8 @@ class Session:
 
     async def wait_indexed(self, generation: int = 1) -> dict[str, Any]:
         return await self.wait_for(
-            lambda s: bool(s["folders"]) and all(f["generation"] >= generation for f in s["folders"]))
+            lambda s: bool(s["folders"]) and all(f["generation"] >= generation for f in s["folders"])
+        )
 
     async def wait_search(self, query: str, predicate: Callable[[list[dict]], bool], **extra: Any) -> list[dict]:
         """Poll rag/search until its results satisfy the predicate."""
@@ -169,8 +170,9 @@ async def start_session(
 
 
 def server_config() -> ClientServerConfig:
-    return ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client,
-                              server_env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=make_client, server_env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
 
 
 @pytest_lsp.fixture(config=server_config())
@@ -181,8 +183,9 @@ async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
 
 
 @pytest_lsp.fixture(params=CLIENTS, config=server_config())
-async def indexed_client(request: pytest.FixtureRequest, lsp_client: LanguageClient, workspace: Path
-                         ) -> AsyncIterator[None]:
+async def indexed_client(
+    request: pytest.FixtureRequest, lsp_client: LanguageClient, workspace: Path
+) -> AsyncIterator[None]:
     """A server indexing the sample workspace, once per recorded editor (pytest-lsp yields the client)."""
     started = await start_session(lsp_client, workspace, request.param)
     await started.wait_indexed()

@@ -29,7 +29,8 @@ class Editor:
         if self.client_watches:
             uri = (self.session.root / rel).as_uri()
             self.session.client.workspace_did_change_watched_files(
-                types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri, type=change)]))
+                types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri, type=change)])
+            )
 
     def write(self, rel: str, text: str) -> None:
         path = self.session.root / rel
@@ -91,7 +92,8 @@ async def test_ignore_rules_apply_to_events(editor: Editor) -> None:
     await session.wait_search("visible_marker", lambda r: "src/visible.py" in files_of(r))
     for query in ("lock_file_content", "vendoredThing"):
         assert (await session.search(query))["results"] == [] or all(
-            f in ("src/visible.py",) for f in files_of((await session.search(query))["results"]))
+            f in ("src/visible.py",) for f in files_of((await session.search(query))["results"])
+        )
     # An edited ignore file re-evaluates its subtree: newly ignored files go, re-included ones come back.
     editor.write(".gitignore", "secret_notes.txt\nsrc/visible.py\n")
     await session.wait_search("visible_marker", lambda r: "src/visible.py" not in files_of(r))
@@ -106,6 +108,7 @@ async def test_did_save_triggers_when_watching_is_off(client: LanguageClient, wo
     assert session.registrations == []
     path = workspace / "src/saved.py"
     path.write_text("def saved_by_the_editor(): pass\n", encoding="utf-8")
-    session.client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=path.as_uri())))
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri()))
+    )
     await session.wait_search("saved_by_the_editor", lambda r: "src/saved.py" in files_of(r))

@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
 
 
 def big_tree(root: Path, n_files: int) -> Path:
-    files = {f"pkg{i // 200}/module_{i}.py": f"def function_{i}(value):\n    return value + {i}\n" for i in range(n_files)}
+    files = {
+        f"pkg{i // 200}/module_{i}.py": f"def function_{i}(value):\n    return value + {i}\n" for i in range(n_files)
+    }
     return write_tree(root, files)
 
 
@@ -51,18 +53,28 @@ async def test_multi_root_add_and_remove(client: LanguageClient, tmp_path: Path)
     second = write_tree(tmp_path / "second", {"lib/billing.py": "def issue_refund(order):\n    return order.total\n"})
     session = await start_session(client, first, "neovim@v0.10.0")
     await session.wait_indexed()
-    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
-        event=types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri=second.as_uri(), name="second")],
-                                                removed=[])))
-    status = await session.wait_for(lambda s: len(s["folders"]) == 2 and all(f["generation"] >= 1 for f in s["folders"]))
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=second.as_uri(), name="second")], removed=[]
+            )
+        )
+    )
+    status = await session.wait_for(
+        lambda s: len(s["folders"]) == 2 and all(f["generation"] >= 1 for f in s["folders"])
+    )
     assert [f["folder"] for f in status["folders"]] == [first.as_uri(), second.as_uri()]
     both = (await session.search("issue refund order total"))["results"]
     assert both[0]["uri"] == (second / "lib/billing.py").as_uri()
     only_first = (await session.search("issue refund order total", folder=first.as_uri()))["results"]
     assert all(r["uri"].startswith(first.as_uri()) for r in only_first)
-    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
-        event=types.WorkspaceFoldersChangeEvent(added=[], removed=[types.WorkspaceFolder(uri=first.as_uri(),
-                                                                                         name="first")])))
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri=first.as_uri(), name="first")]
+            )
+        )
+    )
     status = await session.wait_for(lambda s: len(s["folders"]) == 1)
     assert status["folders"][0]["folder"] == second.as_uri()
     with pytest.raises(JsonRpcException) as caught:
@@ -89,7 +101,8 @@ async def test_reindex_can_be_cancelled(client: LanguageClient, tmp_path: Path) 
     first = await session.wait_indexed()
     generation = first["folders"][0]["generation"]
     request = asyncio.ensure_future(
-        client.protocol.send_request_async("rag/reindex", {"full": True}, msg_id="reindex-1"))
+        client.protocol.send_request_async("rag/reindex", {"full": True}, msg_id="reindex-1")
+    )
     await asyncio.sleep(0.3)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="reindex-1"))
     with pytest.raises(JsonRpcException) as caught:
@@ -103,8 +116,9 @@ async def test_reindex_can_be_cancelled(client: LanguageClient, tmp_path: Path) 
 
 
 async def test_bad_settings_are_reported_and_defaulted(client: LanguageClient, workspace: Path) -> None:
-    session = await start_session(client, workspace, "neovim@v0.10.0",
-                                  init_options={"ragls": {"maxChunksPerFile": "three", "watch": "server"}})
+    session = await start_session(
+        client, workspace, "neovim@v0.10.0", init_options={"ragls": {"maxChunksPerFile": "three", "watch": "server"}}
+    )
     await session.wait_indexed()
     messages = [m.message for m in client.messages]
     assert any("ragls.maxChunksPerFile" in m for m in messages), messages
@@ -123,14 +137,21 @@ async def test_limits_from_settings_fail_the_run_clearly(client: LanguageClient,
 async def test_configuration_change_rebuilds_the_index(client: LanguageClient, workspace: Path) -> None:
     session = await start_session(client, workspace, "neovim@v0.10.0")
     await session.wait_indexed()
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"ragls": {"maxChunksPerFile": 1, "limits": {"maxFiles": 1}}}))
-    await session.wait_for(lambda s: s["folders"][0]["state"] == "failed" or s["folders"][0]["error"] is not None
-                           or any("maxFiles" in m.message for m in client.messages))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"ragls": {"maxChunksPerFile": 1, "limits": {"maxFiles": 1}}})
+    )
+    await session.wait_for(
+        lambda s: (
+            s["folders"][0]["state"] == "failed"
+            or s["folders"][0]["error"] is not None
+            or any("maxFiles" in m.message for m in client.messages)
+        )
+    )
     # The failed rebuild left the previous index in place and searchable.
     assert (await session.search("connection pool"))["results"]
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"ragls": {"maxChunksPerFile": 1}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"ragls": {"maxChunksPerFile": 1}})
+    )
     await session.wait_for(lambda s: s["folders"][0]["generation"] >= 1 and s["folders"][0]["state"] == "idle")
     results = (await session.search("connection pool acquire release", topK=10))["results"]
     files = [r["metadata"]["file"] for r in results]

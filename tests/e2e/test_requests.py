@@ -86,8 +86,10 @@ async def test_status_reports_counts(session: Session) -> None:
 
 
 async def test_documents_add_get_list_remove(session: Session) -> None:
-    added = await session.request("rag/addDocument", {"content": "Deploys go out on Tuesdays via the blue pipeline.",
-                                                      "metadata": {"topic": "deploy", "my-key": 1}})
+    added = await session.request(
+        "rag/addDocument",
+        {"content": "Deploys go out on Tuesdays via the blue pipeline.", "metadata": {"topic": "deploy", "my-key": 1}},
+    )
     document_id = added["id"]
     got = await session.request("rag/getDocument", {"id": document_id})
     assert got["document"]["metadata"] == {"topic": "deploy", "my-key": 1, "source": "manual"}
@@ -130,14 +132,18 @@ async def test_workspace_symbol_ranks_exact_then_prefix(session: Session) -> Non
 
 async def test_execute_command_runs_the_requests(session: Session) -> None:
     found = await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="ragls.search", arguments=[{"query": "connection pool", "topK": 1}]))
+        types.ExecuteCommandParams(command="ragls.search", arguments=[{"query": "connection pool", "topK": 1}])
+    )
     assert found["results"][0]["metadata"]["file"] == "src/db/pool.py"
     status = await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="ragls.status", arguments=[]))
+        types.ExecuteCommandParams(command="ragls.status", arguments=[])
+    )
     assert status["folders"][0]["state"] == "idle"
     prompt = await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="ragls.contextPrompt", arguments=[{"query": "router", "format": "plain"}]))
+        types.ExecuteCommandParams(command="ragls.contextPrompt", arguments=[{"query": "router", "format": "plain"}])
+    )
     assert "web/router.js" in prompt["prompt"]
     reindexed = await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="ragls.reindex", arguments=[{}]))
+        types.ExecuteCommandParams(command="ragls.reindex", arguments=[{}])
+    )
     assert reindexed["folders"][0]["generation"] >= 2

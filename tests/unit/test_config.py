@@ -6,14 +6,16 @@ from ragls.config import Limits, Settings, Weights, parse_settings
 
 
 def test_good_settings_apply() -> None:
-    settings, problems = parse_settings({
-        "weights": {"bm25": 0.5, "vector": 0.5, "names": 0},
-        "maxChunksPerFile": 2,
-        "limits": {"maxFiles": 10000, "maxEntries": 20000},
-        "watch": "server",
-        "cacheDir": "/tmp/cache",
-        "tokenizer": "seed",
-    })
+    settings, problems = parse_settings(
+        {
+            "weights": {"bm25": 0.5, "vector": 0.5, "names": 0},
+            "maxChunksPerFile": 2,
+            "limits": {"maxFiles": 10000, "maxEntries": 20000},
+            "watch": "server",
+            "cacheDir": "/tmp/cache",
+            "tokenizer": "seed",
+        }
+    )
     assert problems == []
     assert settings.weights == Weights(0.5, 0.5, 0.0)
     assert settings.max_chunks_per_file == 2
@@ -22,16 +24,24 @@ def test_good_settings_apply() -> None:
 
 
 def test_bad_settings_are_named_and_defaulted() -> None:
-    settings, problems = parse_settings({
-        "weights": {"bm25": "high", "dense": 1},
-        "maxChunksPerFile": 0,
-        "limits": {"maxFiles": -1, "maxSize": 3},
-        "watch": "sometimes",
-        "colour": "blue",
-    })
+    settings, problems = parse_settings(
+        {
+            "weights": {"bm25": "high", "dense": 1},
+            "maxChunksPerFile": 0,
+            "limits": {"maxFiles": -1, "maxSize": 3},
+            "watch": "sometimes",
+            "colour": "blue",
+        }
+    )
     assert settings == Settings()
     joined = "\n".join(problems)
-    for path in ("ragls.weights.bm25", "ragls.weights.dense", "ragls.maxChunksPerFile", "ragls.limits.maxFiles",
-                 "ragls.limits.maxSize", "ragls.watch"):
+    for path in (
+        "ragls.weights.bm25",
+        "ragls.weights.dense",
+        "ragls.maxChunksPerFile",
+        "ragls.limits.maxFiles",
+        "ragls.limits.maxSize",
+        "ragls.watch",
+    ):
         assert path in joined, path
     assert parse_settings("nonsense")[1] == ["ragls: expected an object, got str; using defaults"]

@@ -9,8 +9,16 @@ from ragls.index.tokenize import code_tokens, expand_query, seed_tokens, stem
 
 @pytest.mark.parametrize(
     ("word", "stemmed"),
-    [("libraries", "librar"), ("running", "runn"), ("connection", "connec"), ("cats", "cat"),
-     ("was", "was"), ("fully", "ful"), ("careful", "care"), ("ab", "ab")],
+    [
+        ("libraries", "librar"),
+        ("running", "runn"),
+        ("connection", "connec"),
+        ("cats", "cat"),
+        ("was", "was"),
+        ("fully", "ful"),
+        ("careful", "care"),
+        ("ab", "ab"),
+    ],
 )
 def test_seed_stemmer(word: str, stemmed: str) -> None:
     assert stem(word) == stemmed

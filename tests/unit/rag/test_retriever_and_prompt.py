@@ -64,8 +64,12 @@ def test_empty_builder_is_an_error() -> None:
 
 def test_prior_reorders_without_dropping() -> None:
     files = {"t": "tests/test_a.py", "s": "src/a.py"}
-    retriever = (HybridRetriever.builder().stream(FixedStream("s", ["t", "s"], files), 1.0)
-                 .prior(lambda f: 0.5 if f and f.startswith("tests/") else 1.0).build())
+    retriever = (
+        HybridRetriever.builder()
+        .stream(FixedStream("s", ["t", "s"], files), 1.0)
+        .prior(lambda f: 0.5 if f and f.startswith("tests/") else 1.0)
+        .build()
+    )
     assert [r.document.id for r in retriever.retrieve("q", 5)] == ["s", "t"]
 
 
@@ -85,9 +89,17 @@ def test_fenced_prompt_escapes_ids_metadata_and_content_but_not_the_query() -> N
 
 
 def test_plain_prompt_and_no_results() -> None:
-    prompt = build_prompt("How?", [result("f#g", "def g(): ...", file="src/f.py", startLine=3, endLine=4),
-                                   result("note-1", "Deploy on Tuesdays")], "plain")
-    assert prompt == ("[Relevant code context]\n--- file: src/f.py (lines 3-4) ---\ndef g(): ...\n\n"
-                      "--- document: note-1 ---\nDeploy on Tuesdays\n\n[User question]\nHow?")
+    prompt = build_prompt(
+        "How?",
+        [
+            result("f#g", "def g(): ...", file="src/f.py", startLine=3, endLine=4),
+            result("note-1", "Deploy on Tuesdays"),
+        ],
+        "plain",
+    )
+    assert prompt == (
+        "[Relevant code context]\n--- file: src/f.py (lines 3-4) ---\ndef g(): ...\n\n"
+        "--- document: note-1 ---\nDeploy on Tuesdays\n\n[User question]\nHow?"
+    )
     assert build_prompt("How?", [], "fenced") == "How?"
     assert build_prompt("How?", [], "plain") == "How?"

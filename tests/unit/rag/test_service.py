@@ -100,7 +100,7 @@ def test_unreadable_file_keeps_its_chunks(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(builtins, "open", failing_open)
     service.index_directory()
-    assert ids(service, "alpha_handler request") [0] == "a.py#alpha_handler"
+    assert ids(service, "alpha_handler request")[0] == "a.py#alpha_handler"
     assert service.status().skipped["unreadable"] == 1
 
 
@@ -208,13 +208,16 @@ def test_documents_are_listed_searched_and_removed(tmp_path: Path) -> None:
     assert service.status().chunks == 0 and service.search("alpha", 5) == []
 
 
-@pytest.mark.parametrize(("call", "field"), [
-    (lambda s: s.search("", 5), "query"),
-    (lambda s: s.search("x", 0), "topK"),
-    (lambda s: s.search("x", 101), "topK"),
-    (lambda s: s.build_context_prompt("x", 5, "html"), "format"),
-    (lambda s: s.add_document("   "), "content"),
-])
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.search("", 5), "query"),
+        (lambda s: s.search("x", 0), "topK"),
+        (lambda s: s.search("x", 101), "topK"),
+        (lambda s: s.build_context_prompt("x", 5, "html"), "format"),
+        (lambda s: s.add_document("   "), "content"),
+    ],
+)
 def test_bad_arguments_name_the_field(tmp_path: Path, call: Any, field: str) -> None:
     service = RagService(write(tmp_path, FILES))
     with pytest.raises(InvalidArgument) as caught:
