@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -70,6 +71,17 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("path", metavar="PATH", type=Path, nargs="?", default=Path("."), help="the folder to serve")
     mcp.set_defaults(handler=_mcp)
 
+    cache = commands.add_parser(
+        "cache",
+        help="list or clear the persisted indexes in the user cache directory",
+        description="`cache list` shows every stored index and its folder; `cache clear [PATH]` deletes the "
+        "store of PATH, or every store.",
+    )
+    cache.add_argument("action", choices=["list", "clear"])
+    cache.add_argument("path", metavar="PATH", type=Path, nargs="?", default=None, help="the folder (clear only)")
+    cache.add_argument("--cache-dir", default=None, help="the cache directory (default: the user cache dir)")
+    cache.set_defaults(handler=_cache)
+
     index = commands.add_parser(
         "index",
         help="index a folder and print what was indexed",
@@ -125,6 +137,9 @@ def _add_common(command: argparse.ArgumentParser) -> None:
         "--max-files", type=int, default=None, help=f"raise the file limit (default {Limits().max_files})"
     )
     command.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    command.add_argument(
+        "--no-cache", action="store_true", help="neither load nor save the index in the user cache directory"
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -134,6 +149,36 @@ def _serve(args: argparse.Namespace) -> int:
         level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     run_server(tcp=args.tcp, host=args.host, port=args.port)
+    return EXIT_OK
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from ragls.rag.store import list_stores, remove_stale_stores, store_path
+
+    if args.action == "list":
+        stores = list_stores(args.cache_dir)
+        if not stores:
+            _out("no stores")
+        for info in stores:
+            gone = "" if info.exists else "  (folder gone)"
+            size = f"{info.bytes / 1e6:.1f} MB"
+            _out(f"{info.folder}{gone}")
+            _out(
+                f"    {info.path.parent}  {size}, generation {info.generation}, {info.files} files, "
+                f"{info.chunks} chunks, saved {info.committed_at or 'never'}"
+            )
+        return EXIT_OK
+    if args.path is not None:
+        target = store_path(args.cache_dir, args.path).parent
+        existed = target.exists()
+        shutil.rmtree(target, ignore_errors=True)
+        _out(f"cleared {target}" if existed else f"no store for {args.path.resolve()}")
+        return EXIT_OK
+    removed = remove_stale_stores(args.cache_dir)
+    for info in list_stores(args.cache_dir):
+        shutil.rmtree(info.path.parent, ignore_errors=True)
+        removed.append(info)
+    _out(f"cleared {len(removed)} stores")
     return EXIT_OK
 
 
@@ -158,7 +203,7 @@ def _indexed_service(args: argparse.Namespace) -> tuple[RagService, RunSummary]:
                 max_entries=max(settings.limits.max_entries, 2 * args.max_files),
             ),
         )
-    service = RagService(args.path, settings)
+    service = RagService(args.path, settings, persist=not args.no_cache)
     bar = None if args.quiet else _ProgressBar(sys.stderr)
     summary = service.index_directory(progress=bar.update if bar else None)
     if bar:
@@ -173,7 +218,8 @@ def _index(args: argparse.Namespace) -> int:
     _out(f"indexed {status.indexed_path}")
     _out(f"files {status.files}, chunks {status.chunks}, symbols {len(service.state.symbols)}")
     _out(f"skipped: {skipped}")
-    _out(f"took {summary.seconds:.2f}s")
+    report = summary.report
+    _out(f"read {report.chunked_files} changed files, reused {report.reused_files}; took {summary.seconds:.2f}s")
     return EXIT_OK
 
 

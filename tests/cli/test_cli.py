@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,12 @@ FILES = {
 }
 
 
+CACHE_HOME = tempfile.mkdtemp(prefix="ragls-cli-cache-")
+
+
 def ragls(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=90)
+    env = {**os.environ, "XDG_CACHE_HOME": CACHE_HOME}
+    return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=90, env=env)
 
 
 @pytest.fixture
@@ -71,3 +77,18 @@ def test_exit_codes(project: Path) -> None:
     assert bad_k.returncode == 1 and "topK must be 1..100" in bad_k.stderr
     for command in ("index", "search", "context", "symbols", "serve", "mcp"):
         assert ragls(command, "--help").returncode == 0
+
+
+def test_a_second_run_reuses_the_stored_index_and_cache_commands(project: Path) -> None:
+    first = ragls("index", str(project), "-q")
+    assert "read 3 changed files, reused 0" in first.stdout, first.stdout
+    (project / "src/auth.py").write_text("def check_token(request):\n    return request.bearer\n", encoding="utf-8")
+    second = ragls("index", str(project), "-q")
+    assert "read 1 changed files, reused 2" in second.stdout, second.stdout
+    listed = ragls("cache", "list")
+    assert str(project.resolve()) in listed.stdout and "generation 2, 3 files" in listed.stdout
+    cleared = ragls("cache", "clear", str(project))
+    assert cleared.returncode == 0 and cleared.stdout.startswith("cleared ")
+    assert str(project.resolve()) not in ragls("cache", "list").stdout
+    uncached = ragls("index", str(project), "-q", "--no-cache")
+    assert "reused 0" in uncached.stdout and str(project.resolve()) not in ragls("cache", "list").stdout

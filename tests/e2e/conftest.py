@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 import textwrap
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ CLIENTS = ["visual-studio-code@v1.65.2", "neovim@v0.10.0"]
 SERVER_COMMAND = [sys.executable, "-m", "ragls", "serve"]
 WAIT_SECONDS = 30.0
 SHUTDOWN_SECONDS = 10.0
+CACHE_HOME = tempfile.mkdtemp(prefix="ragls-e2e-cache-")
 
 SAMPLE_FILES = {
     "src/auth/middleware.py": '''
@@ -170,9 +172,9 @@ async def start_session(
 
 
 def server_config() -> ClientServerConfig:
-    return ClientServerConfig(
-        server_command=SERVER_COMMAND, client_factory=make_client, server_env={**os.environ, "PYTHONUNBUFFERED": "1"}
-    )
+    # Each test run keeps its persisted indexes in a throwaway cache directory.
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "XDG_CACHE_HOME": CACHE_HOME}
+    return ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client, server_env=env)
 
 
 @pytest_lsp.fixture(config=server_config())

@@ -11,7 +11,7 @@ import numpy as np
 
 from ragls.index.postings import Postings
 from ragls.index.ranking import top_results
-from ragls.index.tokenize import Tokenizer, code_tokens, expand_query, searchable_text
+from ragls.index.tokenize import TermTable, Tokenizer, code_tokens, expand_query, searchable_text
 from ragls.model import Document, SearchResult
 
 DocumentText = Callable[[str, Mapping[str, Any]], str]
@@ -51,13 +51,18 @@ class BM25Stream:
             for document in documents:
                 self._postings.add(document, self._terms(document))
 
-    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]:
-        """Drop then add as one step readers never see half of; returns the documents removed."""
+    def replace_documents(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> list[Document]:
+        """Drop then add as one step readers never see half of; returns the documents removed.
+
+        `terms` may carry each added document's term counts, tokenized ahead of time.
+        """
         with self._lock:
             removed = [doc for doc in (self._postings.remove(i) for i in remove_ids) if doc is not None]
             try:
                 for document in add:
-                    self._postings.add(document, self._terms(document))
+                    self._postings.add(document, self._terms(document, terms))
             except BaseException:
                 for document in add:
                     self._postings.remove(document.id)
@@ -104,5 +109,7 @@ class BM25Stream:
         scores[~postings.alive()] = 0.0
         return scores
 
-    def _terms(self, document: Document) -> list[str]:
+    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | Mapping[str, int]:
+        if terms is not None and self.text is searchable_text and document.id in terms:
+            return terms[document.id]
         return self.tokenizer(self.text(document.content, document.metadata))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ragls.index.postings import Postings
 from ragls.index.ranking import matches, top_results
-from ragls.index.tokenize import Tokenizer, code_tokens, searchable_text
+from ragls.index.tokenize import TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.model import Document, SearchResult
 
 
@@ -55,8 +55,13 @@ class InMemoryKnowledgeBase:
     def remove_document(self, document_id: str) -> bool:
         return bool(self.replace_documents([document_id], []))
 
-    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]:
-        """Drop then add under the write lock, rolling back if an add fails; returns what was removed."""
+    def replace_documents(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> list[Document]:
+        """Drop then add under the write lock, rolling back if an add fails; returns what was removed.
+
+        `terms` may carry each added document's term counts, tokenized ahead of time.
+        """
         with self._lock:
             removed = [self._documents.pop(i) for i in remove_ids if i in self._documents]
             replaced = [self._documents[d.id] for d in add if d.id in self._documents]
@@ -64,7 +69,7 @@ class InMemoryKnowledgeBase:
                 for document in removed:
                     self._postings.remove(document.id)
                 for document in add:
-                    self._postings.add(document, self._terms(document))
+                    self._postings.add(document, self._terms(document, terms))
                     self._documents[document.id] = document
             except BaseException:
                 for document in add:
@@ -127,5 +132,7 @@ class InMemoryKnowledgeBase:
             self._documents.clear()
             self._postings.clear()
 
-    def _terms(self, document: Document) -> list[str]:
+    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | Mapping[str, int]:
+        if terms is not None and document.id in terms:
+            return terms[document.id]
         return self.tokenizer(searchable_text(document.content, document.metadata))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -46,12 +46,12 @@ class Postings:
     def n_slots(self) -> int:
         return len(self.documents)
 
-    def add(self, document: Document, terms: Iterable[str]) -> None:
-        """Index a document under its terms; an existing document with that id is replaced."""
+    def add(self, document: Document, terms: Iterable[str] | Mapping[str, int]) -> None:
+        """Index a document under its terms (or term counts); an existing document with that id is replaced."""
         if document.id in self.slot_of:
             self.remove(document.id)
         slot = len(self.documents)
-        counts = Counter(terms)
+        counts = terms if isinstance(terms, Mapping) else Counter(terms)
         term_ids = np.empty(len(counts), dtype=np.int32)
         term_counts = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
         for position, (term, count) in enumerate(counts.items()):

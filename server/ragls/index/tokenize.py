@@ -98,6 +98,8 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _CACHE_LIMIT = 500_000
 
 Tokenizer = Callable[[str], list[str]]
+# Term counts per document id, computed once and shared by the stores that index the same text.
+TermTable = Mapping[str, Mapping[str, int]]
 
 
 def stem(word: str) -> str:

@@ -30,7 +30,9 @@ class VectorStream:
     def __len__(self) -> int:
         return len(self._documents)
 
-    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]:
+    def replace_documents(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: object = None
+    ) -> list[Document]:
         """Remove then add; documents that carry an embedding of the right size are not re-embedded."""
         vectors = self._vectors_for(add)
         with self._lock:

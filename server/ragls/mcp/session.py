@@ -24,7 +24,7 @@ class FolderSession:
     def __init__(self, root: Path, settings: Settings | None = None, watch: bool = True) -> None:
         self.root = root.resolve()
         self.settings = settings or Settings()
-        self.service = RagService(self.root, self.settings)
+        self.service = RagService(self.root, self.settings, persist=True)
         self.first_run_done = threading.Event()
         self.first_run_error: str | None = None
         self._queue = FreshnessQueue(lambda: self.service, on_done=_log_refresh)

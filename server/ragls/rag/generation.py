@@ -7,6 +7,7 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Protocol
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.symbols import SymbolIndex
+from ragls.index.tokenize import TermTable
 from ragls.index.vectors import VectorStream
 from ragls.model import Document, Symbol
 
@@ -79,6 +81,7 @@ class Delta:
     records: dict[str, FileRecord] = field(default_factory=dict)
     symbols: list[Symbol] = field(default_factory=list)
     symbol_files: list[str] = field(default_factory=list)
+    terms: dict[str, Counter[str]] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not (self.remove_ids or self.add or self.removed_files or self.records)
@@ -87,7 +90,9 @@ class Delta:
 class DocumentStore(Protocol):
     """What a generation swap needs of a store: an atomic replace that returns what it removed."""
 
-    def replace_documents(self, remove_ids: Collection[str], add: Sequence[Document]) -> list[Document]: ...
+    def replace_documents(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> list[Document]: ...
     def clear(self) -> None: ...
 
 
@@ -118,7 +123,7 @@ class IndexState:
             applied: list[tuple[DocumentStore, list[Document]]] = []
             try:
                 for store in self.stores:
-                    applied.append((store, store.replace_documents(delta.remove_ids, delta.add)))
+                    applied.append((store, store.replace_documents(delta.remove_ids, delta.add, delta.terms)))
             except BaseException:
                 # Each store undoes its own failed replace; undo the ones that had succeeded.
                 added_ids = [d.id for d in delta.add]
@@ -132,6 +137,13 @@ class IndexState:
             if count_generation:
                 self.generation += 1
                 self.last_committed_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def restore(self, delta: Delta, generation: int, committed_at: str | None) -> None:
+        """Load a stored generation as it was, number and time included."""
+        self.commit(delta, count_generation=False)
+        with self.lock.writing():
+            self.generation = generation
+            self.last_committed_at = committed_at
 
     def clear(self) -> None:
         with self.lock.writing():

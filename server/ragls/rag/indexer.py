@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
+from ragls.index.tokenize import searchable_text, tokenizer_for
 from ragls.ingest.ignore import IgnoreRules, is_editor_temp_file
 from ragls.ingest.reader import read_file, stat_file
 from ragls.ingest.walk import walk
@@ -47,6 +48,7 @@ class Indexer:
         self.root = root
         self.settings = settings
         self.rules = IgnoreRules(root)
+        self.tokenizer = tokenizer_for(settings.tokenizer)
         self.chunk_calls = 0
 
     def full_run(
@@ -166,6 +168,11 @@ class Indexer:
             staging.delta.remove_ids.extend(record.chunk_ids)
         documents = [chunk_document(chunk) for chunk in outcome.chunked.chunks]
         staging.delta.add.extend(documents)
+        for document in documents:
+            # Tokenized here, outside the generation lock, once for both stores that index this text.
+            staging.delta.terms[document.id] = Counter(
+                self.tokenizer(searchable_text(document.content, document.metadata))
+            )
         staging.delta.symbols.extend(outcome.chunked.symbols)
         staging.delta.symbol_files.append(rel_path)
         staging.delta.records[rel_path] = FileRecord(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 import time
 import uuid
@@ -18,14 +20,18 @@ from ragls.index.embedding import EmbeddingProvider
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.tokenize import name_text, tokenizer_for
 from ragls.index.vectors import VectorStream
+from ragls.ingest.chunking import CHUNKER_VERSIONS
+from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
 from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever
+from ragls.rag.store import IndexStore, StoreError, store_path
 
 MAX_TOP_K = 100
+log = logging.getLogger(__name__)
 PREVIEW_CHARS = 100
 
 
@@ -42,10 +48,17 @@ class RagService:
     """Indexing and clear are serialized by one lock; searches take no such lock."""
 
     def __init__(
-        self, root: Path | None = None, settings: Settings | None = None, embedding: EmbeddingProvider | None = None
+        self,
+        root: Path | None = None,
+        settings: Settings | None = None,
+        embedding: EmbeddingProvider | None = None,
+        persist: bool = False,
     ) -> None:
         self.settings = settings or Settings()
         self.root = root.resolve() if root else None
+        self._persist = persist
+        self._store: IndexStore | None = self._open_store(self.root)
+        self.notices: list[str] = []
         self.state = _new_state(self.settings, embedding)
         self.retriever = _new_retriever(self.state, self.settings)
         self._index_lock = threading.Lock()
@@ -70,8 +83,13 @@ class RagService:
             if root is None:
                 raise InvalidArgument("path", "no folder to index: pass a path")
             root = root.resolve()
-            if self._indexer is None or root != self._indexer.root or full:
-                self._start_over(root, forget_files=root != self.root)
+            if self._indexer is None and root == self.root:
+                self._indexer = Indexer(root, self.settings)
+                self._load_stored()
+            elif self._indexer is None or root != self._indexer.root:
+                self._start_over(root, forget_files=True)
+            if full:
+                self.clear_hashes()
             assert self._indexer is not None
             return self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
 
@@ -101,6 +119,7 @@ class RagService:
             self.state.commit(Delta(remove_ids=ids, removed_files=every_file), count_generation=False)
         self.root = root
         self._indexer = Indexer(root, self.settings)
+        self._store = self._open_store(root)
         self.clear_hashes()
 
     def _run(self, stage: Any, full_walk: bool) -> RunSummary:
@@ -113,6 +132,7 @@ class RagService:
             committed = not delta.is_empty() or full_walk
             if committed:
                 self.state.commit(delta)
+                self._save(delta)
         except Cancelled:
             self._state_name = previous_state
             raise
@@ -127,6 +147,44 @@ class RagService:
             self._skipped = report.skipped
         self._state_name = "idle"
         return RunSummary(report, time.perf_counter() - started, committed)
+
+    def _open_store(self, root: Path | None) -> IndexStore | None:
+        if not self._persist or root is None:
+            return None
+        return IndexStore(store_path(self.settings.cache_dir, root), root, _store_recipe(self.settings))
+
+    def _load_stored(self) -> None:
+        """Make the stored generation searchable at once; the walk that follows re-reads only changes."""
+        if self._store is None:
+            return
+        try:
+            stored = self._store.load()
+        except StoreError as exc:
+            self._report(str(exc))
+            self._store.discard()
+            return
+        if stored is not None:
+            self.state.restore(stored.delta, stored.generation, stored.committed_at)
+            self._manual_ids = set(stored.manual_ids)
+
+    def _save(self, delta: Delta) -> None:
+        """Persist a committed delta; a store that fails is reported once and then left alone."""
+        if self._store is None:
+            return
+        try:
+            self._store.save(delta, self.state.generation, self.state.last_committed_at, self._manual_ids)
+        except (sqlite3.Error, OSError) as exc:
+            self._report(f"saving the index to {self._store.path} failed ({exc}); it will not be persisted")
+            self._store = None
+
+    def _report(self, message: str) -> None:
+        log.warning("%s", message)
+        self.notices.append(message)
+
+    def take_notices(self) -> list[str]:
+        """Problems worth telling the user once (a corrupt store, a failed save), then forgotten."""
+        notices, self.notices = self.notices, []
+        return notices
 
     @property
     def chunk_calls(self) -> int:
@@ -205,8 +263,10 @@ class RagService:
             raise InvalidArgument("id", f"id must be a non-empty string, got {document_id!r}")
         document = Document(document_id or str(uuid.uuid4()), content, {**(metadata or {}), "source": "manual"})
         with self._index_lock:
-            self.state.commit(Delta(add=[document]), count_generation=False)
+            delta = Delta(add=[document])
+            self.state.commit(delta, count_generation=False)
             self._manual_ids.add(document.id)
+            self._save(delta)
         return document.id
 
     def get_document(self, document_id: str) -> Document | None:
@@ -216,8 +276,10 @@ class RagService:
         with self._index_lock:
             if document_id not in self._manual_ids:
                 return False
-            self.state.commit(Delta(remove_ids=[document_id]), count_generation=False)
+            delta = Delta(remove_ids=[document_id])
+            self.state.commit(delta, count_generation=False)
             self._manual_ids.discard(document_id)
+            self._save(delta)
             return True
 
     def list_documents(self) -> list[DocumentInfo]:
@@ -238,6 +300,8 @@ class RagService:
         with self._index_lock:
             self.state.clear()
             self._manual_ids.clear()
+            if self._store is not None:
+                self._store.discard()
             self._skipped = Counter()
             self._state_name, self._error = "idle", None
             if self._indexer is not None:
@@ -246,6 +310,12 @@ class RagService:
     def with_settings(self, settings: Settings) -> RagService:
         """A fresh service with other settings, for callers that must rebuild on a settings change."""
         return RagService(self.root, replace(settings), None)
+
+
+def _store_recipe(settings: Settings) -> str:
+    """Everything that makes stored chunks and term counts reusable; a change rebuilds the store."""
+    shape = settings.chunk_shape
+    return f"{EXTRACTOR_VERSION}|{sorted(CHUNKER_VERSIONS.items())}|{shape}|{settings.tokenizer}"
 
 
 def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:

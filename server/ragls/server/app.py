@@ -201,13 +201,15 @@ class RaglsServer(LanguageServer):
             return
         finally:
             self.active_runs.discard(cancel)
+        for notice in service.take_notices():
+            self.warn(f"ragls: {notice}")
         status = service.status()
         progress.end(f"{status.files} files, {status.chunks} chunks in {summary.seconds:.1f}s")
 
     async def rebuild_for_settings(self) -> None:
         """New settings: build each folder's index anew in the background and swap it in when done."""
         for folder in self.folders.all():
-            fresh = RagService(folder.root, self.settings)
+            fresh = RagService(folder.root, self.settings, persist=True)
             await self.index_folder(folder, service=fresh)
             if fresh.complete:
                 old = folder.service

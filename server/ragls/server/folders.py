@@ -40,7 +40,7 @@ class Folders:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._sessions = SessionManager(lambda root: RagService(root, self.settings))
+        self._sessions = SessionManager(lambda root: RagService(root, self.settings, persist=True))
         self._folders: dict[str, Folder] = {}
 
     def add(self, uri: str) -> Folder:

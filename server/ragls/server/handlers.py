@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 
 from ragls.errors import InvalidArgument
+from ragls.rag.store import remove_stale_stores
 from ragls.server import protocol
 from ragls.server.app import RaglsServer, settings_section
 from ragls.server.convert import symbol_to_wire
@@ -54,6 +55,7 @@ def _register_lifecycle(server: RaglsServer) -> None:
         for uri in _initial_folder_uris(ls):
             ls.open_folder(uri)
         ls.ready.set()
+        asyncio.get_running_loop().run_in_executor(None, remove_stale_stores, ls.settings.cache_dir)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: RaglsServer, params: Any) -> None:

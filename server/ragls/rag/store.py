@@ -1,0 +1,265 @@
+"""A session's index on disk (SQLite, WAL): restarts load it at once and re-ingest only what changed.
+
+Each committed generation is written in one transaction, so a crash at any moment leaves
+either the previous generation or the new one. The store holds chunks with their term counts
+(so loading needs no re-tokenizing), the file table with fingerprints and stat keys (so the
+walk after a restart reads only files that changed), and the symbols.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import shutil
+import sqlite3
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragls.model import Document, Symbol
+from ragls.rag.generation import Delta, FileRecord
+
+SCHEMA_VERSION = "1"
+STORE_FILE = "index.sqlite3"
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, mtime_ns INTEGER, size INTEGER, inode INTEGER,
+    decoded_chars INTEGER NOT NULL, n_symbols INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL, terms TEXT);
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file);
+CREATE TABLE IF NOT EXISTS symbols (
+    file TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, container TEXT);
+CREATE INDEX IF NOT EXISTS symbols_by_file ON symbols (file);
+"""
+
+
+class StoreError(Exception):
+    """The store on disk is unreadable or corrupt; it is reported once and rebuilt."""
+
+
+@dataclass
+class StoredIndex:
+    """What a store held: a delta that recreates the generation, and that generation's number."""
+
+    delta: Delta
+    generation: int
+    committed_at: str | None
+    manual_ids: list[str]
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """One store in the cache directory, for `ragls cache list`."""
+
+    path: Path
+    folder: str
+    exists: bool
+    bytes: int
+    generation: int
+    files: int
+    chunks: int
+    committed_at: str | None
+
+
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ragls"))
+
+
+def store_path(cache_dir: str | Path | None, root: Path) -> Path:
+    """Where a folder's store lives: `<cache dir>/<hash of the folder path>/index.sqlite3`."""
+    base = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
+    return base / digest / STORE_FILE
+
+
+class IndexStore:
+    """One folder's store. `recipe` names everything that makes stored chunks reusable."""
+
+    def __init__(self, path: Path, root: Path, recipe: str) -> None:
+        self.path = path
+        self.root = root
+        self.recipe = recipe
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def load(self) -> StoredIndex | None:
+        """The stored generation, or None when there is none (or it was made by another recipe)."""
+        if not self.path.exists():
+            return None
+        try:
+            with self._lock:
+                connection = self._connect()
+                meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+                if meta and meta.get("schema") != SCHEMA_VERSION:
+                    raise StoreError(f"the index store {self.path} was made by another version of ragls; rebuilding it")
+                if meta.get("recipe") != self.recipe:
+                    log.info("index store %s was made with other chunking settings; rebuilding", self.path)
+                    self._reset(connection)
+                    return None
+                if meta.get("folder") != str(self.root):
+                    raise StoreError(f"{self.path} belongs to {meta.get('folder')!r}, not {self.root}")
+                return _read(connection, meta)
+        except StoreError:
+            raise
+        except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"the index store {self.path} is unreadable ({exc}); rebuilding it") from exc
+
+    def save(self, delta: Delta, generation: int, committed_at: str | None, manual_ids: set[str]) -> None:
+        """Write one committed delta and the generation number in a single transaction."""
+        with self._lock:
+            connection = self._connect()
+            with connection:
+                _write(connection, delta)
+                meta = {
+                    "schema": SCHEMA_VERSION,
+                    "recipe": self.recipe,
+                    "folder": str(self.root),
+                    "generation": str(generation),
+                    "committedAt": committed_at or "",
+                    "manualIds": json.dumps(sorted(manual_ids)),
+                }
+                connection.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
+
+    def discard(self) -> None:
+        """Delete the store (a corrupt one, or on `clear`)."""
+        with self._lock:
+            self.close_locked()
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            self.close_locked()
+
+    def close_locked(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(_SCHEMA)
+            connection.isolation_level = "DEFERRED"
+            self._connection = connection
+        return self._connection
+
+    def _reset(self, connection: sqlite3.Connection) -> None:
+        with connection:
+            for table in ("meta", "files", "chunks", "symbols"):
+                connection.execute(f"DELETE FROM {table}")
+
+
+def _write(connection: sqlite3.Connection, delta: Delta) -> None:
+    connection.executemany("DELETE FROM chunks WHERE id = ?", ((i,) for i in delta.remove_ids))
+    connection.executemany(
+        "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms) VALUES (?, ?, ?, ?, ?)",
+        (
+            (
+                d.id,
+                d.metadata.get("file") if d.metadata.get("source") == "file" else None,
+                d.content,
+                json.dumps(dict(d.metadata)),
+                json.dumps(delta.terms[d.id]) if d.id in delta.terms else None,
+            )
+            for d in delta.add
+        ),
+    )
+    touched = [*delta.removed_files, *delta.symbol_files]
+    connection.executemany("DELETE FROM symbols WHERE file = ?", ((f,) for f in touched))
+    connection.executemany(
+        "INSERT INTO symbols (file, name, qualified, kind, start_line, end_line, container) VALUES (?,?,?,?,?,?,?)",
+        ((s.file, s.name, s.qualified_name, s.kind, s.start_line, s.end_line, s.container) for s in delta.symbols),
+    )
+    connection.executemany("DELETE FROM files WHERE path = ?", ((f,) for f in delta.removed_files))
+    connection.executemany(
+        "INSERT OR REPLACE INTO files (path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            (path, r.fingerprint, *(r.stat_key or (None, None, None)), r.decoded_chars, r.n_symbols)
+            for path, r in delta.records.items()
+        ),
+    )
+
+
+def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
+    delta = Delta()
+    chunk_ids: dict[str, list[str]] = {}
+    for chunk_id, file, content, metadata, terms in connection.execute(
+        "SELECT id, file, content, metadata, terms FROM chunks ORDER BY rowid"
+    ):
+        delta.add.append(Document(chunk_id, content, json.loads(metadata)))
+        if terms is not None:
+            delta.terms[chunk_id] = Counter(json.loads(terms))
+        if file is not None:
+            chunk_ids.setdefault(file, []).append(chunk_id)
+    for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(
+        "SELECT path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols FROM files"
+    ):
+        stat_key = (mtime_ns, size, inode) if mtime_ns is not None else None
+        delta.records[path] = FileRecord(fingerprint, stat_key, chunk_ids.get(path, []), decoded_chars, n_symbols)
+    for file, name, qualified, kind, start_line, end_line, container in connection.execute(
+        "SELECT file, name, qualified, kind, start_line, end_line, container FROM symbols"
+    ):
+        delta.symbols.append(Symbol(name, qualified, kind, file, start_line, end_line, container))
+    delta.symbol_files = list(delta.records)
+    return StoredIndex(
+        delta,
+        int(meta.get("generation", "0")),
+        meta.get("committedAt") or None,
+        json.loads(meta.get("manualIds", "[]")),
+    )
+
+
+def list_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
+    """Every store in the cache directory, with the folder it indexes and whether that still exists."""
+    base = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    infos = []
+    for path in sorted(base.glob(f"*/{STORE_FILE}")):
+        infos.append(_info(path))
+    return infos
+
+
+def _info(path: Path) -> StoreInfo:
+    size = sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+            meta: dict[str, Any] = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            files = connection.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+            chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    except sqlite3.DatabaseError:
+        meta, files, chunks = {}, 0, 0
+    folder = str(meta.get("folder", "?"))
+    return StoreInfo(
+        path,
+        folder,
+        Path(folder).is_dir(),
+        size,
+        int(meta.get("generation", 0) or 0),
+        files,
+        chunks,
+        meta.get("committedAt") or None,
+    )
+
+
+def remove_stale_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
+    """Delete stores whose folder no longer exists; returns what was removed."""
+    removed = []
+    for info in list_stores(cache_dir):
+        if not info.exists:
+            shutil.rmtree(info.path.parent, ignore_errors=True)
+            removed.append(info)
+    return removed

@@ -1,0 +1,151 @@
+"""The persisted index: restarts reuse it, crashes never tear it, corrupt stores are rebuilt."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ragls.config import Settings
+from ragls.rag.service import RagService
+from ragls.rag.store import list_stores, remove_stale_stores, store_path
+
+FILES = {
+    "a.py": "def alpha_handler(request):\n    return request.alpha\n",
+    "b.py": "class BetaStore:\n    def beta_put(self, key):\n        self.items[key] = True\n",
+    "docs/c.md": "# Gamma\n\nGamma rays are measured here.\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def service(root: Path, cache: Path) -> RagService:
+    return RagService(root, Settings(cache_dir=str(cache)), persist=True)
+
+
+def top(service: RagService, query: str) -> str:
+    return service.search(query, 5)[0].document.id
+
+
+def test_a_restart_reuses_everything_that_did_not_change(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    document_id = first.add_document("Deploys go out on Tuesdays")
+    first_status = first.status()
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.omega\n")  # changed while down
+    second = service(root, cache)
+    second.index_directory()
+    assert second.chunk_calls == 1  # only the changed file was chunked again
+    assert top(second, "omega") == "a.py#alpha_handler"
+    assert top(second, "BetaStore") == "b.py#BetaStore"
+    assert second.status().generation == first_status.generation + 1
+    assert [d.id for d in second.list_documents()] == [document_id]
+    assert second.status().chunks == first_status.chunks
+
+
+def test_the_stored_generation_is_searchable_before_the_walk(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    service(root, cache).index_directory()
+    restarted = service(root, cache)
+    seen: list[str] = []
+    # The progress callback runs during the walk, after the stored generation was loaded.
+    restarted.index_directory(progress=lambda p: seen.append(top(restarted, "alpha_handler")))
+    assert seen and seen[0] == "a.py#alpha_handler"
+
+
+def test_a_corrupt_store_is_reported_once_and_rebuilt(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    service(root, cache).index_directory()
+    path = store_path(str(cache), root)
+    for sidecar in path.parent.glob("*-wal"):
+        sidecar.unlink()
+    path.write_bytes(b"this is not a database" * 100)
+    rebuilt = service(root, cache)
+    rebuilt.index_directory()
+    notices = rebuilt.take_notices()
+    assert len(notices) == 1 and "unreadable" in notices[0] and "rebuilding" in notices[0]
+    assert rebuilt.take_notices() == []
+    assert top(rebuilt, "alpha_handler") == "a.py#alpha_handler"
+    again = service(root, cache)
+    again.index_directory()
+    assert again.chunk_calls == 0 and again.take_notices() == []
+
+
+def test_a_store_from_another_version_is_rebuilt(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    service(root, cache).index_directory()
+    with sqlite3.connect(store_path(str(cache), root)) as connection:
+        connection.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    rebuilt = service(root, cache)
+    rebuilt.index_directory()
+    assert "another version" in rebuilt.take_notices()[0]
+    assert rebuilt.chunk_calls == 3
+
+
+def test_stale_stores_are_listed_and_removed(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    kept, gone = write(tmp_path / "kept", FILES), write(tmp_path / "gone", FILES)
+    service(kept, cache).index_directory()
+    service(gone, cache).index_directory()
+    for rel in FILES:
+        (gone / rel).unlink()
+    (gone / "docs").rmdir()
+    gone.rmdir()
+    infos = {info.folder: info for info in list_stores(cache)}
+    assert infos[str(kept.resolve())].exists and not infos[str(gone.resolve())].exists
+    assert infos[str(kept.resolve())].files == 3
+    removed = remove_stale_stores(cache)
+    assert [info.folder for info in removed] == [str(gone.resolve())]
+    assert [info.folder for info in list_stores(cache)] == [str(kept.resolve())]
+
+
+CRASHER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from ragls.config import Limits, Settings
+    from ragls.rag.service import RagService
+    root, cache, version = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    for i in range(400):
+        (root / f"m{i}.py").write_text(f"def function_{i}():\\n    return 'version{version}'\\n")
+    service = RagService(root, Settings(cache_dir=cache), persist=True)
+    print("ready", flush=True)
+    while True:
+        service.clear_hashes()
+        service.index_directory()
+""")
+
+
+@pytest.mark.timeout(120)
+def test_killing_the_process_never_leaves_a_torn_generation(tmp_path: Path) -> None:
+    root, cache = tmp_path / "w", tmp_path / "cache"
+    root.mkdir()
+    for attempt, delay in enumerate((0.3, 0.7, 1.1, 1.6)):
+        process = subprocess.Popen([sys.executable, "-c", CRASHER, str(root), str(cache), str(attempt)],
+                                   stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        restored = service(root, cache)
+        stored = restored._store.load() if restored._store else None  # what a restart would load
+        if stored is None:
+            continue
+        versions = {d.content.split("version")[1][0] for d in stored.delta.add}
+        assert len(versions) == 1, f"a torn generation after {delay}s: {versions}"
+        files = set(stored.delta.records)
+        assert files == {f"m{i}.py" for i in range(400)}
+        assert all(len(record.chunk_ids) == 1 for record in stored.delta.records.values())
