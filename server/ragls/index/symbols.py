@@ -11,8 +11,8 @@ from ragls.model import Symbol
 MAX_SYMBOLS = 256
 _WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-.\s>]+")
 
-# Match classes, best first: a match on the short name beats one on the qualified name.
-EXACT, PREFIX, QUALIFIED_PREFIX, WORD, SUBSEQUENCE = range(5)
+# Match classes, best first: the same case beats another case, the short name beats the qualified one.
+EXACT_CASE, EXACT, PREFIX, QUALIFIED_PREFIX, WORD, SUBSEQUENCE = range(6)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class SymbolIndex:
         ranked: list[tuple[int, int, str, int, Symbol]] = []
         for entries in self._by_file.values():
             for entry in entries:
-                match_class = _match(needle, entry) if needle else EXACT
+                match_class = _match(query.strip(), needle, entry) if needle else EXACT
                 if match_class is not None:
                     symbol = entry.symbol
                     ranked.append((match_class, len(entry.qualified), symbol.file, symbol.start_line, symbol))
@@ -66,9 +66,10 @@ def _entry(symbol: Symbol) -> _Entry:
     return _Entry(symbol, symbol.name.lower(), symbol.qualified_name.lower(), "".join(w[0] for w in words), words)
 
 
-def _match(needle: str, entry: _Entry) -> int | None:
+def _match(query: str, needle: str, entry: _Entry) -> int | None:
     if needle in (entry.name, entry.qualified):
-        return EXACT
+        symbol = entry.symbol
+        return EXACT_CASE if query in (symbol.name, symbol.qualified_name) else EXACT
     if entry.name.startswith(needle):
         return PREFIX
     if entry.qualified.startswith(needle):

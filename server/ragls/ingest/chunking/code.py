@@ -13,7 +13,7 @@ from ragls.config import ChunkShape
 from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile
 from ragls.model import Symbol
 
-CHUNKER_VERSION = "code-2"
+CHUNKER_VERSION = "code-3"
 
 # language -> (grammar module, function returning the language pointer)
 GRAMMARS = {
