@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.postings import Postings
 from ragls.index.ranking import top_results
-from ragls.index.tokenize import TermTable, Tokenizer, code_tokens, expand_query, searchable_text
+from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, expand_query, searchable_text
 from ragls.model import Document, SearchResult
 
 DocumentText = Callable[[str, Mapping[str, Any]], str]
@@ -42,11 +43,26 @@ class BM25Stream:
         self.b = b
         self._postings = Postings()
         self._lock = threading.RLock()
+        self._owns_postings = True
+
+    @classmethod
+    def over(cls, knowledge_base: InMemoryKnowledgeBase, k1: float = K1, b: float = B) -> BM25Stream:
+        """A BM25 ranking of the knowledge base's own inverted index (same text, same tokens).
+
+        Both rank the same terms of the same documents, so one index serves both: half the
+        indexing work and memory. The view's replace is a no-op; the knowledge base changes it.
+        """
+        stream = cls(knowledge_base.tokenizer, k1, b)
+        stream._postings, stream._lock = knowledge_base.shared_index()
+        stream._owns_postings = False
+        return stream
 
     def __len__(self) -> int:
         return self._postings.n_alive
 
     def add_documents(self, documents: Iterable[Document]) -> None:
+        if not self._owns_postings:
+            raise TypeError("a BM25 view over a knowledge base changes with it")
         with self._lock:
             for document in documents:
                 self._postings.add(document, self._terms(document))
@@ -58,6 +74,8 @@ class BM25Stream:
 
         `terms` may carry each added document's term counts, tokenized ahead of time.
         """
+        if not self._owns_postings:
+            return []
         with self._lock:
             removed = [doc for doc in (self._postings.remove(i) for i in remove_ids) if doc is not None]
             try:
@@ -73,10 +91,14 @@ class BM25Stream:
             return removed
 
     def remove(self, document_id: str) -> bool:
+        if not self._owns_postings:
+            raise TypeError("a BM25 view over a knowledge base changes with it")
         with self._lock:
             return self._postings.remove(document_id) is not None
 
     def clear(self) -> None:
+        if not self._owns_postings:
+            return
         with self._lock:
             self._postings.clear()
 
@@ -109,7 +131,7 @@ class BM25Stream:
         scores[~postings.alive()] = 0.0
         return scores
 
-    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | Mapping[str, int]:
+    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:
         if terms is not None and self.text is searchable_text and document.id in terms:
             return terms[document.id]
         return self.tokenizer(self.text(document.content, document.metadata))

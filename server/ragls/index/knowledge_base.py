@@ -12,7 +12,7 @@ import numpy as np
 
 from ragls.index.postings import Postings
 from ragls.index.ranking import matches, top_results
-from ragls.index.tokenize import TermTable, Tokenizer, code_tokens, searchable_text
+from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.model import Document, SearchResult
 
 
@@ -124,6 +124,10 @@ class InMemoryKnowledgeBase:
         scores = matrix @ query / np.where(norms == 0, 1.0, norms)
         return top_results(scores, candidates, top_k)
 
+    def shared_index(self) -> tuple[Postings, threading.RLock]:
+        """The inverted index and its lock, for a BM25 view over the same documents."""
+        return self._postings, self._lock
+
     def size(self) -> int:
         return len(self._documents)
 
@@ -132,7 +136,7 @@ class InMemoryKnowledgeBase:
             self._documents.clear()
             self._postings.clear()
 
-    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | Mapping[str, int]:
+    def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:
         if terms is not None and document.id in terms:
             return terms[document.id]
         return self.tokenizer(searchable_text(document.content, document.metadata))

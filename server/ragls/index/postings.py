@@ -6,12 +6,13 @@ one-file change costs what changed; dead slots are compacted away once they pile
 
 from __future__ import annotations
 
+import math
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from ragls.index.tokenize import TermCounts
 from ragls.model import Document
 
 _COMPACT_MIN_DEAD = 2048
@@ -28,9 +29,9 @@ class Postings:
         self._term_ids: dict[str, int] = {}
         self._slots: list[array] = []
         self._frequencies: list[array] = []
-        self.document_frequency = array("i")
+        self.document_frequency: list[int] = []
         self.documents: list[Document | None] = []
-        self._slot_terms: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self._slot_terms: list[tuple[array, array] | None] = []
         self._lengths = array("f")
         self._norms = array("f")
         self._alive = array("b")
@@ -46,30 +47,40 @@ class Postings:
     def n_slots(self) -> int:
         return len(self.documents)
 
-    def add(self, document: Document, terms: Iterable[str] | Mapping[str, int]) -> None:
+    def add(self, document: Document, terms: Iterable[str] | Mapping[str, int] | TermCounts) -> None:
         """Index a document under its terms (or term counts); an existing document with that id is replaced."""
         if document.id in self.slot_of:
             self.remove(document.id)
         slot = len(self.documents)
-        counts = terms if isinstance(terms, Mapping) else Counter(terms)
-        term_ids = np.empty(len(counts), dtype=np.int32)
-        term_counts = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        for position, (term, count) in enumerate(counts.items()):
-            term_id = self._term_ids.get(term)
+        if not isinstance(terms, TermCounts):
+            terms = (
+                TermCounts(tuple(terms), tuple(terms.values())) if isinstance(terms, Mapping) else TermCounts.of(terms)
+            )
+        # The hot loop of indexing: locals and plain lists keep it tight.
+        known, slots, frequencies, document_frequency = (
+            self._term_ids,
+            self._slots,
+            self._frequencies,
+            self.document_frequency,
+        )
+        term_ids = []
+        for term, count in zip(terms.terms, terms.counts, strict=True):
+            term_id = known.get(term)
             if term_id is None:
-                term_id = self._term_ids[term] = len(self._slots)
-                self._slots.append(array("i"))
-                self._frequencies.append(array("f"))
-                self.document_frequency.append(0)
-            self._slots[term_id].append(slot)
-            self._frequencies[term_id].append(count)
-            self.document_frequency[term_id] += 1
-            term_ids[position] = term_id
-        length = float(sum(counts.values()))
+                term_id = known[term] = len(slots)
+                slots.append(array("i"))
+                frequencies.append(array("f"))
+                document_frequency.append(0)
+            slots[term_id].append(slot)
+            frequencies[term_id].append(count)
+            document_frequency[term_id] += 1
+            term_ids.append(term_id)
+        values = terms.counts
+        length = float(sum(values))
         self.documents.append(document)
-        self._slot_terms.append((term_ids, term_counts))
+        self._slot_terms.append((array("i", term_ids), array("f", values)))
         self._lengths.append(length)
-        self._norms.append(float(np.sqrt(np.sum(np.square(1.0 + np.log(term_counts))))) or 1.0)
+        self._norms.append(math.sqrt(sum((1.0 + math.log(count)) ** 2 for count in values)) or 1.0)
         self._alive.append(1)
         self.slot_of[document.id] = slot
         self.total_length += length
@@ -105,11 +116,11 @@ class Postings:
         for document, terms in live:
             self.add(document, terms)
 
-    def _terms_of(self, slot: int, names: list[str]) -> Counter[str]:
+    def _terms_of(self, slot: int, names: list[str]) -> TermCounts:
         slot_terms = self._slot_terms[slot]
         if slot_terms is None:
-            return Counter()
-        return Counter({names[t]: int(c) for t, c in zip(slot_terms[0].tolist(), slot_terms[1].tolist(), strict=True)})
+            return TermCounts((), ())
+        return TermCounts(tuple(names[t] for t in slot_terms[0]), tuple(int(c) for c in slot_terms[1]))
 
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""

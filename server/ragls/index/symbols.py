@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from ragls.model import Symbol
 
@@ -22,13 +25,19 @@ class _Entry:
     qualified: str
     initials: str
     words: tuple[str, ...]
+    mask: int
 
 
 class SymbolIndex:
-    """Symbols per file, replaced file by file; matching is case-insensitive."""
+    """Symbols per file, replaced file by file; matching is case-insensitive.
+
+    Every match class needs all of the query's characters in the qualified name, so a
+    character-set bitmask per symbol rules most symbols out in one numpy comparison.
+    """
 
     def __init__(self) -> None:
         self._by_file: dict[str, list[_Entry]] = {}
+        self._flat: tuple[list[_Entry], np.ndarray] | None = None
 
     def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
         """Drop the symbols of the given files, then add the new ones (files can be in both)."""
@@ -36,9 +45,17 @@ class SymbolIndex:
             self._by_file.pop(file, None)
         for symbol in symbols:
             self._by_file.setdefault(symbol.file, []).append(_entry(symbol))
+        self._flat = None
 
     def clear(self) -> None:
         self._by_file.clear()
+        self._flat = None
+
+    def _entries_and_masks(self) -> tuple[list[_Entry], np.ndarray]:
+        if self._flat is None:
+            entries = [entry for file_entries in self._by_file.values() for entry in file_entries]
+            self._flat = (entries, np.fromiter((e.mask for e in entries), dtype=np.int64, count=len(entries)))
+        return self._flat
 
     def __len__(self) -> int:
         return sum(len(entries) for entries in self._by_file.values())
@@ -50,20 +67,37 @@ class SymbolIndex:
     def ranked(self, query: str, limit: int = MAX_SYMBOLS) -> list[tuple[tuple[int, int], Symbol]]:
         """Matches with their (match class, name length) keys, best first."""
         needle = query.strip().lower()
+        entries, masks = self._entries_and_masks()
+        wanted = _mask(needle)
+        candidates = np.flatnonzero((masks & wanted) == wanted).tolist() if needle else range(len(entries))
         ranked: list[tuple[int, int, str, int, Symbol]] = []
-        for entries in self._by_file.values():
-            for entry in entries:
-                match_class = _match(query.strip(), needle, entry) if needle else EXACT
-                if match_class is not None:
-                    symbol = entry.symbol
-                    ranked.append((match_class, len(entry.qualified), symbol.file, symbol.start_line, symbol))
-        ranked.sort(key=lambda item: item[:4])
-        return [((item[0], item[1]), item[4]) for item in ranked[:limit]]
+        for index in candidates:
+            entry = entries[index]
+            match_class = _match(query.strip(), needle, entry) if needle else EXACT
+            if match_class is not None:
+                symbol = entry.symbol
+                ranked.append((match_class, len(entry.qualified), symbol.file, symbol.start_line, symbol))
+        best = heapq.nsmallest(limit, ranked, key=lambda item: item[:4])
+        return [((item[0], item[1]), item[4]) for item in best]
 
 
 def _entry(symbol: Symbol) -> _Entry:
     words = tuple(w.lower() for w in _WORD_START.split(symbol.name) if w)
-    return _Entry(symbol, symbol.name.lower(), symbol.qualified_name.lower(), "".join(w[0] for w in words), words)
+    qualified = symbol.qualified_name.lower()
+    return _Entry(symbol, symbol.name.lower(), qualified, "".join(w[0] for w in words), words, _mask(qualified))
+
+
+def _mask(text: str) -> int:
+    """A bit per character class present: a-z, 0-9, and one shared bit for everything else."""
+    mask = 0
+    for char in text:
+        if "a" <= char <= "z":
+            mask |= 1 << (ord(char) - 97)
+        elif "0" <= char <= "9":
+            mask |= 1 << (26 + ord(char) - 48)
+        else:
+            mask |= 1 << 36
+    return mask
 
 
 def _match(query: str, needle: str, entry: _Entry) -> int | None:

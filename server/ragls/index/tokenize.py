@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 STOP_WORDS = frozenset(
     [
@@ -99,7 +100,19 @@ _CACHE_LIMIT = 500_000
 
 Tokenizer = Callable[[str], list[str]]
 # Term counts per document id, computed once and shared by the stores that index the same text.
-TermTable = Mapping[str, Mapping[str, int]]
+TermTable = Mapping[str, "TermCounts"]
+
+
+class TermCounts(NamedTuple):
+    """A document's distinct terms and how often each occurs: two tuples, far smaller than a dict."""
+
+    terms: tuple[str, ...]
+    counts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, tokens: Iterable[str]) -> TermCounts:
+        counted = Counter(tokens)
+        return cls(tuple(counted), tuple(counted.values()))
 
 
 def stem(word: str) -> str:

@@ -7,7 +7,6 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Protocol
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.symbols import SymbolIndex
-from ragls.index.tokenize import TermTable
+from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vectors import VectorStream
 from ragls.model import Document, Symbol
 
@@ -81,7 +80,7 @@ class Delta:
     records: dict[str, FileRecord] = field(default_factory=dict)
     symbols: list[Symbol] = field(default_factory=list)
     symbol_files: list[str] = field(default_factory=list)
-    terms: dict[str, Counter[str]] = field(default_factory=dict)
+    terms: dict[str, TermCounts] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not (self.remove_ids or self.add or self.removed_files or self.records)

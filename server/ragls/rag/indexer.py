@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
-from ragls.index.tokenize import searchable_text, tokenizer_for
+from ragls.index.tokenize import TermCounts, searchable_text, tokenizer_for
 from ragls.ingest.ignore import IgnoreRules, is_editor_temp_file
 from ragls.ingest.reader import read_file, stat_file
 from ragls.ingest.walk import walk
@@ -170,7 +170,7 @@ class Indexer:
         staging.delta.add.extend(documents)
         for document in documents:
             # Tokenized here, outside the generation lock, once for both stores that index this text.
-            staging.delta.terms[document.id] = Counter(
+            staging.delta.terms[document.id] = TermCounts.of(
                 self.tokenizer(searchable_text(document.content, document.metadata))
             )
         staging.delta.symbols.extend(outcome.chunked.symbols)

@@ -322,7 +322,8 @@ def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> Index
     tokenizer = tokenizer_for(settings.tokenizer)
     names = BM25Stream(tokenizer, text=name_text, name="names") if settings.weights.names > 0 else None
     vectors = VectorStream(embedding) if embedding is not None else None
-    return IndexState(InMemoryKnowledgeBase(tokenizer), BM25Stream(tokenizer), names, vectors)
+    knowledge_base = InMemoryKnowledgeBase(tokenizer)
+    return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors)
 
 
 def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:

@@ -15,11 +15,11 @@ import logging
 import shutil
 import sqlite3
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragls.index.tokenize import TermCounts
 from ragls.model import Document, Symbol
 from ragls.rag.generation import Delta, FileRecord
 
@@ -203,7 +203,8 @@ def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
     ):
         delta.add.append(Document(chunk_id, content, json.loads(metadata)))
         if terms is not None:
-            delta.terms[chunk_id] = Counter(json.loads(terms))
+            names, counts = json.loads(terms)
+            delta.terms[chunk_id] = TermCounts(tuple(names), tuple(counts))
         if file is not None:
             chunk_ids.setdefault(file, []).append(chunk_id)
     for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(
