@@ -23,6 +23,9 @@ echo "== mypy"
 echo "== import-linter"
 .venv/bin/lint-imports --no-cache
 
+# Sessions stay lexical unless a test asks for dense vectors (the dense tests set `embedding` themselves).
+export RAGLS_EMBEDDING="${RAGLS_EMBEDDING:-none}"
+
 echo "== pytest"
 set +e
 .venv/bin/python -m pytest -p no:cacheprovider "$@"

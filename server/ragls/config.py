@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -48,7 +49,8 @@ class Settings:
 
     weights: Weights = field(default_factory=Weights)
     max_chunks_per_file: int = 3
-    embedding: str | Mapping[str, Any] = "auto"
+    # RAGLS_EMBEDDING sets the default for every session (e.g. `none` on a machine that should stay lexical).
+    embedding: str | Mapping[str, Any] = field(default_factory=lambda: os.environ.get("RAGLS_EMBEDDING", "auto"))
     limits: Limits = field(default_factory=Limits)
     watch: str = "auto"
     cache_dir: str | None = None

@@ -165,7 +165,8 @@ async def start_session(
             capabilities=client_capabilities(client_name) if isinstance(client_name, str) else client_name,
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folder_list],
-            initialization_options=init_options,
+            # Lexical unless a test asks for dense vectors: results stay deterministic and the CPU free.
+            initialization_options={"embedding": "none", **(init_options or {})},
         )
     )
     return session

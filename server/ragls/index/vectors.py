@@ -1,7 +1,13 @@
-"""VectorStream: cosine top-k over a contiguous float32 matrix filled by an embedding provider."""
+"""VectorStream: cosine top-k over a contiguous float32 matrix filled by an embedding provider.
+
+Embedding is slow (a small model on a laptop CPU does tens of chunks a second), so in background
+mode new documents wait in `pending` and a worker fills their vectors later; vectors are reused
+by content hash across generations, restarts and branch switches.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -14,64 +20,128 @@ from ragls.index.tokenize import searchable_text
 from ragls.model import Document, SearchResult
 
 
+def content_hash(document: Document) -> str:
+    """The key a vector is reused under: what gets embedded, not where it lives."""
+    text = searchable_text(document.content, document.metadata)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
 class VectorStream:
-    """Rows of unit vectors, one per document; removal swaps the last row into the hole."""
+    """Rows of unit vectors, one per embedded document; removal swaps the last row into the hole."""
 
     name = "vector"
 
-    def __init__(self, provider: EmbeddingProvider) -> None:
+    def __init__(self, provider: EmbeddingProvider, background: bool = False) -> None:
         self.provider = provider
-        self._matrix = np.zeros((0, provider.dims), dtype=np.float32)
+        self.background = background
+        self._rows = np.zeros((0, provider.dims), dtype=np.float32)
         self._documents: list[Document] = []
         self._row_of: dict[str, int] = {}
+        self._pending: dict[str, Document] = {}
+        self.cache: dict[str, np.ndarray] = {}
         self._lock = threading.RLock()
+        self.has_pending = threading.Event()
         self.embed_calls = 0
 
     def __len__(self) -> int:
         return len(self._documents)
 
+    def coverage(self) -> tuple[int, int]:
+        """(embedded, total) documents."""
+        with self._lock:
+            return len(self._documents), len(self._documents) + len(self._pending)
+
+    @property
+    def complete(self) -> bool:
+        with self._lock:
+            return not self._pending
+
     def replace_documents(
         self, remove_ids: Collection[str], add: Sequence[Document], terms: object = None
     ) -> list[Document]:
-        """Remove then add; documents that carry an embedding of the right size are not re-embedded."""
-        vectors = self._vectors_for(add)
+        """Remove then add; cached or carried vectors are used at once, others wait or are embedded now."""
+        if not self.background:
+            self._embed_into_cache([d for d in add if self._known_vector(d) is None])
         with self._lock:
             removed = [self._remove(i) for i in remove_ids if i in self._row_of]
+            for document_id in remove_ids:
+                self._pending.pop(document_id, None)
             for document in add:
                 if document.id in self._row_of:
                     self._remove(document.id)
-                self._row_of[document.id] = len(self._documents)
-                self._documents.append(document)
-            if len(add):
-                self._matrix = np.vstack([self._matrix, vectors])
+                vector = self._known_vector(document)
+                if vector is None:
+                    self._pending[document.id] = document
+                else:
+                    self._append(document, vector)
+            if self._pending:
+                self.has_pending.set()
             return removed
+
+    def pending_batch(self, size: int) -> list[Document]:
+        with self._lock:
+            batch = []
+            for document in self._pending.values():
+                batch.append(document)
+                if len(batch) == size:
+                    break
+            if not batch:
+                self.has_pending.clear()
+            return batch
+
+    def fill(self, documents: Sequence[Document], vectors: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Store vectors computed in the background; documents removed meanwhile are skipped."""
+        filled = []
+        with self._lock:
+            for document, vector in zip(documents, vectors, strict=True):
+                key = content_hash(document)
+                self.cache[key] = vector
+                filled.append((key, vector))
+                if self._pending.get(document.id) is document:
+                    del self._pending[document.id]
+                    self._append(document, vector)
+        return filled
+
+    def embed(self, documents: Sequence[Document]) -> np.ndarray:
+        """Vectors for documents (no locks held: this is the slow part)."""
+        self.embed_calls += 1
+        texts = [searchable_text(d.content, d.metadata) for d in documents]
+        return np.asarray(self.provider.embed(texts), dtype=np.float32)
 
     def clear(self) -> None:
         with self._lock:
-            self._matrix = np.zeros((0, self.provider.dims), dtype=np.float32)
+            self._rows = np.zeros((0, self.provider.dims), dtype=np.float32)
             self._documents.clear()
             self._row_of.clear()
+            self._pending.clear()
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
-        self.embed_calls += 1
-        query_vector = self.provider.embed([query])[0]
+        query_vector = np.asarray(self.provider.embed([query])[0], dtype=np.float32)
         with self._lock:
             if not self._documents:
                 return []
-            scores = self._matrix @ query_vector
+            scores = self._rows[: len(self._documents)] @ query_vector
             return top_results(np.maximum(scores, 0.0), self._documents, top_k, filters)
 
-    def _vectors_for(self, documents: Sequence[Document]) -> np.ndarray:
-        vectors = np.zeros((len(documents), self.provider.dims), dtype=np.float32)
-        missing = [i for i, d in enumerate(documents) if d.embedding is None or len(d.embedding) != self.provider.dims]
-        for i, document in enumerate(documents):
-            if i not in missing and document.embedding is not None:
-                vectors[i] = document.embedding
-        if missing:
-            self.embed_calls += 1
-            texts = [searchable_text(documents[i].content, documents[i].metadata) for i in missing]
-            vectors[missing] = self.provider.embed(texts)
-        return vectors
+    def _known_vector(self, document: Document) -> np.ndarray | None:
+        if document.embedding is not None and len(document.embedding) == self.provider.dims:
+            return np.asarray(document.embedding, dtype=np.float32)
+        return self.cache.get(content_hash(document))
+
+    def _embed_into_cache(self, documents: Sequence[Document]) -> None:
+        if documents:
+            for document, vector in zip(documents, self.embed(documents), strict=True):
+                self.cache[content_hash(document)] = vector
+
+    def _append(self, document: Document, vector: np.ndarray) -> None:
+        row = len(self._documents)
+        if row == len(self._rows):  # grow by doubling, so appends cost amortized O(1)
+            grown = np.zeros((max(64, 2 * len(self._rows)), self.provider.dims), dtype=np.float32)
+            grown[:row] = self._rows[:row]
+            self._rows = grown
+        self._rows[row] = vector
+        self._row_of[document.id] = row
+        self._documents.append(document)
 
     def _remove(self, document_id: str) -> Document:
         row = self._row_of.pop(document_id)
@@ -80,8 +150,7 @@ class VectorStream:
         if row != last:
             moved = self._documents[last]
             self._documents[row] = moved
-            self._matrix[row] = self._matrix[last]
+            self._rows[row] = self._rows[last]
             self._row_of[moved.id] = row
         self._documents.pop()
-        self._matrix = self._matrix[:last]
         return document

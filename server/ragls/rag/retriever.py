@@ -106,3 +106,22 @@ class HybridRetrieverBuilder:
         if not self._streams:
             raise ValueError("HybridRetriever.builder() needs at least one stream before build()")
         return HybridRetriever(self._streams, self._max_per_file, self._prior)
+
+
+class VectorSide:
+    """The fusion's vector stream: dense vectors once every document has one, TF-IDF until then.
+
+    Mixing half-embedded dense results into the fusion would rank unembedded chunks lower for
+    no reason; TF-IDF covers every document, so it stands in until coverage is complete.
+    """
+
+    name = "vector"
+
+    def __init__(self, dense: SearchStream, lexical: SearchStream, complete: Callable[[], bool]) -> None:
+        self.dense = dense
+        self.lexical = lexical
+        self.complete = complete
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        stream = self.dense if self.complete() else self.lexical
+        return stream.search(query, top_k, filters)

@@ -23,11 +23,12 @@ from ragls.index.vectors import VectorStream
 from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
+from ragls.rag.embedding_worker import EmbeddingWorker
 from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
-from ragls.rag.retriever import HybridRetriever
+from ragls.rag.retriever import HybridRetriever, VectorSide
 from ragls.rag.store import IndexStore, StoreError, store_path
 
 MAX_TOP_K = 100
@@ -61,6 +62,9 @@ class RagService:
         self.notices: list[str] = []
         self.state = _new_state(self.settings, embedding)
         self.retriever = _new_retriever(self.state, self.settings)
+        self._embedder = (
+            EmbeddingWorker(self.state.vectors, self._save_vectors) if self.state.vectors is not None else None
+        )
         self._index_lock = threading.Lock()
         self._indexer: Indexer | None = None
         self._manual_ids: set[str] = set()
@@ -164,6 +168,8 @@ class RagService:
             self._store.discard()
             return
         if stored is not None:
+            if self.state.vectors is not None:
+                self.state.vectors.cache.update(self._store.load_vectors(self.state.vectors.provider.model))
             self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self._manual_ids = set(stored.manual_ids)
 
@@ -176,6 +182,18 @@ class RagService:
         except (sqlite3.Error, OSError) as exc:
             self._report(f"saving the index to {self._store.path} failed ({exc}); it will not be persisted")
             self._store = None
+
+    def _save_vectors(self, items: list[tuple[str, Any]]) -> None:
+        store, vectors = self._store, self.state.vectors
+        if store is not None and vectors is not None:
+            store.save_vectors(vectors.provider.model, items)
+
+    def close(self) -> None:
+        """Stop background work (the embedder) and close the store."""
+        if self._embedder is not None:
+            self._embedder.stop()
+        if self._store is not None:
+            self._store.close()
 
     def _report(self, message: str) -> None:
         log.warning("%s", message)
@@ -225,12 +243,10 @@ class RagService:
             vectors = None
             if state.vectors is not None:
                 provider = state.vectors.provider
-                vectors = {
-                    "model": provider.model,
-                    "dims": provider.dims,
-                    "embedded": len(state.vectors),
-                    "total": state.knowledge_base.size(),
-                }
+                embedded, total = state.vectors.coverage()
+                vectors = {"model": provider.model, "dims": provider.dims, "embedded": embedded, "total": total}
+                if self._embedder is not None and self._embedder.error:
+                    vectors["error"] = self._embedder.error
             return IndexStatus(
                 state=self._state_name,
                 files=len(state.files),
@@ -321,16 +337,20 @@ def _store_recipe(settings: Settings) -> str:
 def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
     tokenizer = tokenizer_for(settings.tokenizer)
     names = BM25Stream(tokenizer, text=name_text, name="names") if settings.weights.names > 0 else None
-    vectors = VectorStream(embedding) if embedding is not None else None
+    vectors = VectorStream(embedding, background=True) if embedding is not None else None
     knowledge_base = InMemoryKnowledgeBase(tokenizer)
     return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors)
 
 
 def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
-    """BM25 and the vector side (dense vectors when present, else TF-IDF), plus symbol names."""
+    """BM25 and the vector side (dense vectors when complete, else TF-IDF), plus symbol names."""
     weights = settings.weights
     builder = HybridRetriever.builder().stream(state.bm25, weights.bm25)
-    builder.stream(state.vectors if state.vectors is not None else state.knowledge_base, weights.vector)
+    vectors = state.vectors
+    if vectors is not None:
+        builder.stream(VectorSide(vectors, state.knowledge_base, lambda: vectors.complete), weights.vector)
+    else:
+        builder.stream(state.knowledge_base, weights.vector)
     if state.names is not None:
         builder.stream(state.names, weights.names)
     return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()

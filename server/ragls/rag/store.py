@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragls.index.tokenize import TermCounts
 from ragls.model import Document, Symbol
 from ragls.rag.generation import Delta, FileRecord
@@ -39,6 +41,8 @@ CREATE TABLE IF NOT EXISTS symbols (
     file TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, container TEXT);
 CREATE INDEX IF NOT EXISTS symbols_by_file ON symbols (file);
+CREATE TABLE IF NOT EXISTS vectors (
+    hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
 """
 
 
@@ -131,6 +135,22 @@ class IndexStore:
                 }
                 connection.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
 
+    def save_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
+        """Keep computed vectors by content hash and model; they survive restarts and branch switches."""
+        with self._lock:
+            connection = self._connect()
+            with connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO vectors (hash, model, vector) VALUES (?, ?, ?)",
+                    ((key, model, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in items),
+                )
+
+    def load_vectors(self, model: str) -> dict[str, np.ndarray]:
+        """Every stored vector of one model; vectors of other models never mix in."""
+        with self._lock:
+            rows = self._connect().execute("SELECT hash, vector FROM vectors WHERE model = ?", (model,))
+            return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows}
+
     def discard(self) -> None:
         """Delete the store (a corrupt one, or on `clear`)."""
         with self._lock:
@@ -159,7 +179,7 @@ class IndexStore:
 
     def _reset(self, connection: sqlite3.Connection) -> None:
         with connection:
-            for table in ("meta", "files", "chunks", "symbols"):
+            for table in ("meta", "files", "chunks", "symbols", "vectors"):
                 connection.execute(f"DELETE FROM {table}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,8 @@ from pygls.protocol import (
 
 from ragls import __version__
 from ragls.config import Settings, parse_settings
-from ragls.errors import RaglsError
+from ragls.embedders.settings import provider_from_setting
+from ragls.errors import ConfigError, RaglsError
 from ragls.ingest.watch import FolderWatcher
 from ragls.rag.freshness import FreshnessQueue
 from ragls.rag.indexer import Cancelled
@@ -106,6 +108,16 @@ class RaglsServer(LanguageServer):
             await asyncio.wait_for(self.ready.wait(), timeout)
         except TimeoutError:
             log.warning("answering before the workspace folders were opened")
+
+    async def load_embedding(self) -> None:
+        """The dense provider the settings ask for, loaded off the event loop; none means lexical only."""
+        setting = self.settings.embedding
+        try:
+            provider = await asyncio.get_running_loop().run_in_executor(None, provider_from_setting, setting)
+        except ConfigError as exc:
+            self.warn(f"ragls: {exc}; searching without dense vectors")
+            provider = None
+        self.folders.embedding = provider
 
     def warn(self, message: str) -> None:
         """Tell the user once, through showMessage and the log."""
@@ -203,18 +215,24 @@ class RaglsServer(LanguageServer):
             self.active_runs.discard(cancel)
         for notice in service.take_notices():
             self.warn(f"ragls: {notice}")
+        # A large index is millions of long-lived objects; keep the cyclic collector from rescanning them
+        # on every later allocation burst (it would pause searches and file updates for 100+ ms).
+        gc.freeze()
         status = service.status()
         progress.end(f"{status.files} files, {status.chunks} chunks in {summary.seconds:.1f}s")
 
     async def rebuild_for_settings(self) -> None:
         """New settings: build each folder's index anew in the background and swap it in when done."""
         for folder in self.folders.all():
-            fresh = RagService(folder.root, self.settings, persist=True)
+            fresh = RagService(folder.root, self.settings, embedding=self.folders.embedding, persist=True)
             await self.index_folder(folder, service=fresh)
             if fresh.complete:
                 old = folder.service
                 self.folders.replace_service(folder, fresh)
+                old.close()
                 old.clear()
+            else:
+                fresh.close()
         if self.server_watching_wanted():
             self.stop_server_watchers()
             for folder in self.folders.all():
@@ -230,6 +248,8 @@ class RaglsServer(LanguageServer):
         for queue in self.queues.values():
             queue.close()
         self.stop_server_watchers()
+        for folder in self.folders.all():
+            folder.service.close()
         self.index_executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from ragls.config import Settings
+from ragls.index.embedding import EmbeddingProvider
 from ragls.rag.service import RagService
 from ragls.rag.sessions import SessionManager
 from ragls.server.protocol import invalid
@@ -40,7 +41,10 @@ class Folders:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._sessions = SessionManager(lambda root: RagService(root, self.settings, persist=True))
+        self.embedding: EmbeddingProvider | None = None
+        self._sessions = SessionManager(
+            lambda root: RagService(root, self.settings, embedding=self.embedding, persist=True)
+        )
         self._folders: dict[str, Folder] = {}
 
     def add(self, uri: str) -> Folder:
@@ -56,7 +60,9 @@ class Folders:
     def remove(self, uri: str) -> Folder | None:
         key = folder_key(uri)
         folder = self._folders.pop(key, None)
-        self._sessions.remove(key)
+        service = self._sessions.remove(key)
+        if service is not None:
+            service.close()
         return folder
 
     def replace_service(self, folder: Folder, service: RagService) -> None:

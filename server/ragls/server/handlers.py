@@ -51,6 +51,7 @@ def _register_lifecycle(server: RaglsServer) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: RaglsServer, params: types.InitializedParams) -> None:
         ls.apply_settings(settings_section(await ls.pull_configuration()))
+        await ls.load_embedding()
         await _choose_watching(ls)
         for uri in _initial_folder_uris(ls):
             ls.open_folder(uri)
@@ -274,6 +275,7 @@ def _register_workspace(server: RaglsServer) -> None:
         if not section:
             section = settings_section(await ls.pull_configuration())
         if ls.apply_settings(section):
+            await ls.load_embedding()
             await ls.rebuild_for_settings()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)

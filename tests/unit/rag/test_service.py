@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,6 +46,14 @@ class CountingEmbedding(HashingEmbedding):
         return super().embed(texts)
 
 
+def wait_embedded(service: RagService, timeout: float = 10.0) -> None:
+    """Vectors are computed in the background; wait until every chunk has one."""
+    deadline = time.monotonic() + timeout
+    while (vectors := service.status().vectors) and vectors["embedded"] < vectors["total"]:
+        assert time.monotonic() < deadline, vectors
+        time.sleep(0.02)
+
+
 def ids(service: RagService, query: str, k: int = 10) -> list[str]:
     return [r.document.id for r in service.search(query, k)]
 
@@ -55,13 +64,16 @@ def test_unchanged_files_are_neither_rechunked_nor_reembedded(tmp_path: Path) ->
     service = RagService(root, embedding=provider)
     service.index_directory()
     assert service.chunk_calls == 3
+    wait_embedded(service)
     embedded = provider.texts
     assert embedded == service.status().chunks
     (root / "a.py").write_text("def alpha_handler(request):\n    return request.omega\n")
     (root / "b.py").touch()  # new mtime, same content: read and fingerprinted, not re-chunked
     service.index_directory()
     assert service.chunk_calls == 4
+    wait_embedded(service)
     assert provider.texts == embedded + 1
+    service.close()
     assert ids(service, "omega") == ["a.py#alpha_handler"]
     assert service.status().generation == 2
 

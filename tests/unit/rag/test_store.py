@@ -134,8 +134,9 @@ def test_killing_the_process_never_leaves_a_torn_generation(tmp_path: Path) -> N
     root, cache = tmp_path / "w", tmp_path / "cache"
     root.mkdir()
     for attempt, delay in enumerate((0.3, 0.7, 1.1, 1.6)):
-        process = subprocess.Popen([sys.executable, "-c", CRASHER, str(root), str(cache), str(attempt)],
-                                   stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", CRASHER, str(root), str(cache), str(attempt)], stdout=subprocess.PIPE, text=True
+        )
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         time.sleep(delay)
         os.kill(process.pid, signal.SIGKILL)

@@ -1,0 +1,58 @@
+"""The background embedder: fills a VectorStream's pending vectors in batches, never blocking searches."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from ragls.index.vectors import VectorStream
+
+BATCH_SIZE = 32
+log = logging.getLogger(__name__)
+
+SaveVectors = Callable[[list[tuple[str, np.ndarray]]], None]
+
+
+class EmbeddingWorker:
+    """One daemon thread per session; the embedding itself runs outside every lock."""
+
+    def __init__(self, stream: VectorStream, save: SaveVectors | None = None, batch_size: int = BATCH_SIZE) -> None:
+        self.stream = stream
+        self.save = save
+        self.batch_size = batch_size
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ragls-embed", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the batch in flight (and its save) has finished."""
+        self._stop.set()
+        self.stream.has_pending.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.stream.has_pending.wait(timeout=1.0)
+            batch = self.stream.pending_batch(self.batch_size)
+            if not batch or self._stop.is_set():
+                continue
+            try:
+                vectors = self.stream.embed(batch)
+            except Exception as exc:  # A broken provider must not take the session down; say so once.
+                if self.error is None:
+                    log.warning("embedding failed, dense search is paused: %s", exc)
+                self.error = f"{type(exc).__name__}: {exc}"
+                self._stop.wait(5.0)
+                continue
+            self.error = None
+            filled = self.stream.fill(batch, vectors)
+            if self.save is not None:
+                try:
+                    self.save(filled)
+                except Exception as exc:
+                    log.warning("saving vectors failed: %s", exc)

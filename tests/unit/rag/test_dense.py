@@ -1,0 +1,82 @@
+"""Dense vectors in the background: coverage, the switch into fusion, reuse by content hash."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ragls.config import Settings
+from ragls.index.embedding import HashingEmbedding
+from ragls.rag.service import RagService
+
+FILES = {
+    "a.py": "def alpha_handler(request):\n    return request.alpha\n",
+    "b.py": "class BetaStore:\n    def beta_put(self, key):\n        self.items[key] = True\n",
+}
+
+
+class SlowCountingEmbedding(HashingEmbedding):
+    """The hashing provider, slowed down and counting texts, to watch the background worker."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__(64)
+        self.delay = delay
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(self.delay)
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def wait_complete(service: RagService, timeout: float = 10.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        vectors = dict(service.status().vectors or {})
+        if vectors and vectors["embedded"] == vectors["total"]:
+            return vectors
+        assert time.monotonic() < deadline, vectors
+        time.sleep(0.02)
+
+
+def test_vectors_fill_in_the_background_and_report_coverage(tmp_path: Path) -> None:
+    root = write(tmp_path, FILES)
+    provider = SlowCountingEmbedding(delay=0.3)
+    service = RagService(root, Settings(), embedding=provider)
+    service.index_directory()
+    first = service.status().vectors
+    assert first is not None and first["model"] == "hashing-64" and first["dims"] == 64
+    assert first["embedded"] < first["total"]  # indexing did not wait for the model
+    assert service.search("alpha_handler", 3)[0].document.id == "a.py#alpha_handler"  # lexical meanwhile
+    vectors = wait_complete(service)
+    assert vectors["total"] == service.status().chunks
+    assert service.search("alpha_handler", 3)[0].document.id == "a.py#alpha_handler"
+    service.close()
+
+
+def test_vectors_are_reused_by_content_across_restarts(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES) if (tmp_path / "w").mkdir() is None else tmp_path, tmp_path / "c"
+    first_provider = SlowCountingEmbedding()
+    first = RagService(root, Settings(cache_dir=str(cache)), embedding=first_provider, persist=True)
+    first.index_directory()
+    wait_complete(first)
+    first.close()
+    second_provider = SlowCountingEmbedding()
+    second = RagService(root, Settings(cache_dir=str(cache)), embedding=second_provider, persist=True)
+    second.index_directory()
+    assert wait_complete(second)["embedded"] == second.status().chunks
+    assert second_provider.texts == 0  # every vector came from the store
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.omega\n")
+    second.update_paths(["a.py"])
+    wait_complete(second)
+    assert second_provider.texts == 1  # only the changed chunk was embedded
+    second.close()
