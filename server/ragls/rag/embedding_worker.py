@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 
@@ -36,6 +38,9 @@ class EmbeddingWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            # Embedding is background work: let searches and indexing have the CPU first.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         while not self._stop.is_set():
             self.stream.has_pending.wait(timeout=1.0)
             batch = self.stream.pending_batch(self.batch_size)

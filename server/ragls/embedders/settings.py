@@ -1,0 +1,96 @@
+"""From the `embedding` setting to a provider: "auto", "none", or an object naming one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragls.embedders.directory import OnnxDirectoryProvider
+from ragls.embedders.endpoint import DEFAULT_BATCH_SIZE as ENDPOINT_BATCH_SIZE
+from ragls.embedders.endpoint import DEFAULT_TIMEOUT_S, OpenAIEndpointProvider
+from ragls.embedders.minilm import REQUIRED_MODULES, MiniLMProvider, minilm_available
+from ragls.embedders.runtime import DEFAULT_BATCH_SIZE, DENSE_HINT, missing_modules
+from ragls.errors import ConfigError
+from ragls.index.embedding import EmbeddingProvider
+
+PROVIDERS = ("minilm", "onnx", "openai")
+_KEYS = {
+    "minilm": {"provider", "threads", "batchSize"},
+    "onnx": {"provider", "path", "threads", "batchSize", "maxTokens"},
+    "openai": {"provider", "url", "model", "apiKey", "timeout", "batchSize"},
+}
+
+
+def provider_from_setting(setting: str | Mapping[str, Any] | None) -> EmbeddingProvider | None:
+    """None for "none"; for "auto" the bundled MiniLM when the dense extra is installed, else None (silently).
+
+    An explicitly requested provider that cannot load raises ConfigError with one message that says how to fix it.
+    """
+    if setting is None or setting == "none":
+        return None
+    if setting == "auto":
+        return MiniLMProvider() if minilm_available() else None
+    if not isinstance(setting, Mapping):
+        raise ConfigError(f'ragls.embedding: expected "auto", "none" or an object, got {setting!r}')
+    kind = setting.get("provider")
+    if kind not in PROVIDERS:
+        raise ConfigError(f"ragls.embedding.provider: expected one of {', '.join(PROVIDERS)}, got {kind!r}")
+    unknown = sorted(set(setting) - _KEYS[kind])
+    if unknown:
+        raise ConfigError(
+            f"ragls.embedding: unknown key(s) {', '.join(unknown)} for provider {kind!r}; "
+            f"allowed: {', '.join(sorted(_KEYS[kind]))}"
+        )
+    if kind == "minilm":
+        missing = missing_modules(*REQUIRED_MODULES)
+        if missing:
+            raise ConfigError(
+                f"ragls.embedding: the minilm provider needs the dense extra (missing: {', '.join(missing)}); "
+                f"{DENSE_HINT}"
+            )
+        return MiniLMProvider(
+            threads=_int(setting, "threads", 1), batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE)
+        )
+    if kind == "onnx":
+        path = setting.get("path")
+        if not isinstance(path, str) or not path:
+            raise ConfigError("ragls.embedding.path: the onnx provider needs the directory of an ONNX export")
+        if missing_modules("onnxruntime"):
+            raise ConfigError(f"ragls.embedding: the onnx provider needs onnxruntime; {DENSE_HINT}")
+        max_tokens = setting.get("maxTokens")
+        return OnnxDirectoryProvider(
+            path,
+            threads=_int(setting, "threads", 1),
+            batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE),
+            max_tokens=_int(setting, "maxTokens", 512) if max_tokens is not None else None,
+        )
+    url, model, api_key = setting.get("url"), setting.get("model"), setting.get("apiKey")
+    if not isinstance(url, str) or not url:
+        raise ConfigError(
+            "ragls.embedding.url: the openai provider needs the endpoint URL, e.g. http://127.0.0.1:11434"
+        )
+    if not isinstance(model, str) or not model:
+        raise ConfigError("ragls.embedding.model: the openai provider needs the model name, e.g. nomic-embed-text")
+    if api_key is not None and not isinstance(api_key, str):
+        raise ConfigError("ragls.embedding.apiKey: expected a string")
+    return OpenAIEndpointProvider(
+        url,
+        model,
+        api_key or None,
+        _number(setting, "timeout", DEFAULT_TIMEOUT_S),
+        batch_size=_int(setting, "batchSize", ENDPOINT_BATCH_SIZE),
+    )
+
+
+def _int(setting: Mapping[str, Any], key: str, default: int) -> int:
+    value = setting.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"ragls.embedding.{key}: expected a positive integer, got {value!r}")
+    return value
+
+
+def _number(setting: Mapping[str, Any], key: str, default: float) -> float:
+    value = setting.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"ragls.embedding.{key}: expected a positive number of seconds, got {value!r}")
+    return float(value)
