@@ -136,7 +136,6 @@ class RagService:
             committed = not delta.is_empty() or full_walk
             if committed:
                 self.state.commit(delta)
-                self._save(delta)
         except Cancelled:
             self._state_name = previous_state
             raise
@@ -149,7 +148,9 @@ class RagService:
         self._error = None
         if full_walk:
             self._skipped = report.skipped
-        self._state_name = "idle"
+        self._state_name = "idle"  # searchable and complete; writing it to disk follows under the same lock
+        if committed:
+            self._save(delta)
         return RunSummary(report, time.perf_counter() - started, committed)
 
     def _open_store(self, root: Path | None) -> IndexStore | None:
