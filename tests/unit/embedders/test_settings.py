@@ -32,7 +32,8 @@ def test_none_means_no_provider() -> None:
 
 
 @DENSE
-def test_auto_uses_the_bundled_model_when_installed() -> None:
+def test_auto_uses_the_bundled_model_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGLS_EMBEDDING", raising=False)  # the test command sets it to keep sessions lexical
     provider = provider_from_setting(parse_settings({})[0].embedding)  # the default setting is "auto"
     assert isinstance(provider, MiniLMProvider)
     assert provider.threads == 1
