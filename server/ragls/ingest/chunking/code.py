@@ -37,6 +37,8 @@ GRAMMARS = {
 }
 # Query files shared between grammars of one family.
 QUERY_FILE = {"tsx": "typescript"}
+# Query files read before a language's own one (tree-sitter queries cannot include each other).
+QUERY_INCLUDES = {"javascript": ("js-bindings",), "typescript": ("js-bindings",)}
 # Kinds that make a nested function a method.
 CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "object", "module", "namespace"})
 # Nodes that wrap a definition and belong to its span (decorators, `export`, templates).
@@ -210,5 +212,12 @@ def _query(language: str) -> tree_sitter.Query:
 @cache
 def _query_text(language: str) -> str | None:
     name = QUERY_FILE.get(language, language)
+    own = _query_file(name)
+    if own is None:
+        return None
+    return "".join(_query_file(include) or "" for include in QUERY_INCLUDES.get(name, ())) + own
+
+
+def _query_file(name: str) -> str | None:
     resource = resources.files("ragls.ingest").joinpath("queries", f"{name}.scm")
     return resource.read_text(encoding="utf-8") if resource.is_file() else None
