@@ -9,7 +9,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -324,9 +324,6 @@ class RagService:
             if self._indexer is not None:
                 self._indexer = Indexer(self._indexer.root, self.settings)
 
-    def with_settings(self, settings: Settings) -> RagService:
-        """A fresh service with other settings, for callers that must rebuild on a settings change."""
-        return RagService(self.root, replace(settings), None)
 
 
 def _store_recipe(settings: Settings) -> str:

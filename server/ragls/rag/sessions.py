@@ -38,7 +38,3 @@ class SessionManager:
     def items(self) -> list[tuple[str, RagService]]:
         with self._lock:
             return list(self._sessions.items())
-
-    def first(self) -> tuple[str, RagService] | None:
-        items = self.items()
-        return items[0] if items else None
