@@ -325,7 +325,6 @@ class RagService:
                 self._indexer = Indexer(self._indexer.root, self.settings)
 
 
-
 def _store_recipe(settings: Settings) -> str:
     """Everything that makes stored chunks and term counts reusable; a change rebuilds the store."""
     shape = settings.chunk_shape
