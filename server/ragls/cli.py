@@ -8,6 +8,8 @@ import logging
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -190,7 +192,9 @@ def _mcp(args: argparse.Namespace) -> int:
     return run_mcp(args.path)
 
 
-def _indexed_service(args: argparse.Namespace) -> tuple[RagService, RunSummary]:
+@contextmanager
+def _indexed_service(args: argparse.Namespace) -> Iterator[tuple[RagService, RunSummary]]:
+    """The indexed folder's service; closing it (after the answer is out) saves the index snapshot."""
     settings = Settings()
     if args.max_files:
         from dataclasses import replace
@@ -208,11 +212,19 @@ def _indexed_service(args: argparse.Namespace) -> tuple[RagService, RunSummary]:
     summary = service.index_directory(progress=bar.update if bar else None)
     if bar:
         bar.finish()
-    return service, summary
+    try:
+        yield service, summary
+    finally:
+        sys.stdout.flush()
+        service.close()
 
 
 def _index(args: argparse.Namespace) -> int:
-    service, summary = _indexed_service(args)
+    with _indexed_service(args) as (service, summary):
+        return _print_index_report(service, summary)
+
+
+def _print_index_report(service: RagService, summary: RunSummary) -> int:
     status = service.status()
     skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(status.skipped.items())) or "none"
     _out(f"indexed {status.indexed_path}")
@@ -225,34 +237,33 @@ def _index(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     filters = dict(_parse_filter(item) for item in args.filter) or None
-    service, _ = _indexed_service(args)
-    results = service.search(args.query, args.top_k, filters)
-    if args.json:
-        root = service.root
-        _out(json.dumps([search_result_to_wire(r, root) for r in results], indent=2))
+    with _indexed_service(args) as (service, _):
+        results = service.search(args.query, args.top_k, filters)
+        if args.json:
+            _out(json.dumps([search_result_to_wire(r, service.root) for r in results], indent=2))
+            return EXIT_OK
+        if not results:
+            _out("no results")
+        for rank, result in enumerate(results, start=1):
+            _out(_format_result(rank, result))
         return EXIT_OK
-    if not results:
-        _out("no results")
-    for rank, result in enumerate(results, start=1):
-        _out(_format_result(rank, result))
-    return EXIT_OK
 
 
 def _context(args: argparse.Namespace) -> int:
-    service, _ = _indexed_service(args)
-    prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format)
-    _out(prompt)
-    return EXIT_OK
+    with _indexed_service(args) as (service, _):
+        prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format)
+        _out(prompt)
+        return EXIT_OK
 
 
 def _symbols(args: argparse.Namespace) -> int:
-    service, _ = _indexed_service(args)
-    found = service.symbols(args.query, args.limit)
-    if not found:
-        _out("no symbols")
-    for symbol in found:
-        _out(f"{symbol.qualified_name}  {symbol.kind}  {symbol.file}:{symbol.start_line}-{symbol.end_line}")
-    return EXIT_OK
+    with _indexed_service(args) as (service, _):
+        found = service.symbols(args.query, args.limit)
+        if not found:
+            _out("no symbols")
+        for symbol in found:
+            _out(f"{symbol.qualified_name}  {symbol.kind}  {symbol.file}:{symbol.start_line}-{symbol.end_line}")
+        return EXIT_OK
 
 
 def _format_result(rank: int, result: SearchResult) -> str:

@@ -26,11 +26,15 @@ class Limits:
 
 @dataclass(frozen=True)
 class Weights:
-    """Reciprocal-rank-fusion weights: BM25, the vector side (TF-IDF or dense) and symbol names."""
+    """Reciprocal-rank-fusion weights: BM25, the knowledge base's TF-IDF vectors, symbol names, dense vectors.
+
+    `dense` counts only where an embedding provider is active (measured: 0.4 did as well as any).
+    """
 
     bm25: float = 0.6
     vector: float = 0.4
     names: float = 0.4
+    dense: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,8 @@ def _parse_weights(settings: Settings, value: Any, path: str, problems: list[str
         return settings
     weights = settings.weights
     for key, raw_weight in value.items():
-        if key not in ("bm25", "vector", "names"):
-            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25, vector or names)")
+        if key not in ("bm25", "vector", "names", "dense"):
+            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25, vector, names or dense)")
             continue
         parsed = _weight(raw_weight, f"{path}.{key}", problems)
         if parsed is not None:

@@ -8,7 +8,7 @@ from ragls.config import Limits, Settings, Weights, parse_settings
 def test_good_settings_apply() -> None:
     settings, problems = parse_settings(
         {
-            "weights": {"bm25": 0.5, "vector": 0.5, "names": 0},
+            "weights": {"bm25": 0.5, "vector": 0.5, "names": 0, "dense": 0.7},
             "maxChunksPerFile": 2,
             "limits": {"maxFiles": 10000, "maxEntries": 20000},
             "watch": "server",
@@ -17,7 +17,7 @@ def test_good_settings_apply() -> None:
         }
     )
     assert problems == []
-    assert settings.weights == Weights(0.5, 0.5, 0.0)
+    assert settings.weights == Weights(0.5, 0.5, 0.0, 0.7)
     assert settings.max_chunks_per_file == 2
     assert settings.limits == Limits(max_files=10000, max_entries=20000)
     assert (settings.watch, settings.cache_dir, settings.tokenizer) == ("server", "/tmp/cache", "seed")
@@ -26,7 +26,7 @@ def test_good_settings_apply() -> None:
 def test_bad_settings_are_named_and_defaulted() -> None:
     settings, problems = parse_settings(
         {
-            "weights": {"bm25": "high", "dense": 1},
+            "weights": {"bm25": "high", "sparse": 1},
             "maxChunksPerFile": 0,
             "limits": {"maxFiles": -1, "maxSize": 3},
             "watch": "sometimes",
@@ -37,7 +37,7 @@ def test_bad_settings_are_named_and_defaulted() -> None:
     joined = "\n".join(problems)
     for path in (
         "ragls.weights.bm25",
-        "ragls.weights.dense",
+        "ragls.weights.sparse",
         "ragls.maxChunksPerFile",
         "ragls.limits.maxFiles",
         "ragls.limits.maxSize",

@@ -66,6 +66,7 @@ class BM25Stream:
         with self._lock:
             for document in documents:
                 self._postings.add(document, self._terms(document))
+            self._postings.refresh()
 
     def replace_documents(
         self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
@@ -87,14 +88,28 @@ class BM25Stream:
                 for document in removed:
                     self._postings.add(document, self._terms(document))
                 raise
-            self._postings.maybe_compact()
+            finally:
+                self._postings.refresh()
             return removed
 
     def remove(self, document_id: str) -> bool:
         if not self._owns_postings:
             raise TypeError("a BM25 view over a knowledge base changes with it")
         with self._lock:
-            return self._postings.remove(document_id) is not None
+            removed = self._postings.remove(document_id) is not None
+            self._postings.refresh()
+            return removed
+
+    def export_index(self) -> tuple[dict[str, np.ndarray], list[Document | None]]:
+        """The inverted index's arrays and its documents in slot order, for a snapshot."""
+        with self._lock:
+            return self._postings.export(), list(self._postings.documents)
+
+    def load_index(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
+        """Replace the index with a snapshot's (a view follows its knowledge base instead)."""
+        if self._owns_postings:
+            with self._lock:
+                self._postings.load(arrays, documents)
 
     def clear(self) -> None:
         if not self._owns_postings:

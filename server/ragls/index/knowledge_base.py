@@ -79,7 +79,8 @@ class InMemoryKnowledgeBase:
                     self._postings.add(document, self._terms(document))
                     self._documents[document.id] = document
                 raise
-            self._postings.maybe_compact()
+            finally:
+                self._postings.refresh()
             return removed + replaced
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
@@ -123,6 +124,17 @@ class InMemoryKnowledgeBase:
         norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
         scores = matrix @ query / np.where(norms == 0, 1.0, norms)
         return top_results(scores, candidates, top_k)
+
+    def export_index(self) -> tuple[dict[str, np.ndarray], list[Document | None]]:
+        """The inverted index's arrays and its documents in slot order, for a snapshot."""
+        with self._lock:
+            return self._postings.export(), list(self._postings.documents)
+
+    def load_index(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
+        """Replace everything with a snapshot's index (documents in slot order, None for dead slots)."""
+        with self._lock:
+            self._postings.load(arrays, documents)
+            self._documents = {d.id: d for d in documents if d is not None}
 
     def shared_index(self) -> tuple[Postings, threading.RLock]:
         """The inverted index and its lock, for a BM25 view over the same documents."""

@@ -1,41 +1,56 @@
-"""An incremental inverted index: documents get slots, terms get growable posting arrays.
+"""An incremental inverted index built in bulk: a forward index is the truth, postings are derived.
 
-Removing a document only marks its slot dead and updates document frequencies, so a
-one-file change costs what changed; dead slots are compacted away once they pile up.
+Adding a document only appends its term ids and counts to flat arrays. `refresh()` (the end of
+every batch of changes) then either folds the new documents into a small per-term tail, so a
+one-file change costs what changed, or rebuilds the whole inverted index with one numpy sort,
+dropping dead slots on the way. Everything is a few flat arrays, so it saves and loads in bulk.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ragls.index.tokenize import TermCounts
 from ragls.model import Document
 
+_TAIL_MIN_POSTINGS = 4096
+_TAIL_SHARE = 0.25
 _COMPACT_MIN_DEAD = 2048
 _COMPACT_DEAD_SHARE = 0.3
+SEPARATOR = "\x00"  # no token contains it
 
 
 class Postings:
-    """Term -> (slots, term frequencies), with per-slot lengths, liveness and documents."""
+    """Term -> (slots, term frequencies), with per-slot lengths, norms, liveness and documents.
+
+    Slots `[0, base_end)` are in the sorted base arrays, `[base_end, indexed_end)` in the tail;
+    slots past `indexed_end` wait for `refresh()`, which every writer calls before readers return.
+    """
 
     def __init__(self) -> None:
         self.clear()
 
     def clear(self) -> None:
         self._term_ids: dict[str, int] = {}
-        self._slots: list[array] = []
-        self._frequencies: list[array] = []
-        self.document_frequency: list[int] = []
         self.documents: list[Document | None] = []
-        self._slot_terms: list[tuple[array, array] | None] = []
-        self._lengths = array("f")
-        self._norms = array("f")
-        self._alive = array("b")
         self.slot_of: dict[str, int] = {}
+        self._forward_offsets = array("q", [0])
+        self._forward_terms = array("i")
+        self._forward_counts = array("f")
+        self._alive = array("b")
+        self._lengths = np.zeros(0, dtype=np.float32)
+        self._norms = np.zeros(0, dtype=np.float32)
+        self._document_frequency = np.zeros(0, dtype=np.int32)
+        self._base_offsets = np.zeros(1, dtype=np.int64)
+        self._base_slots = np.zeros(0, dtype=np.int32)
+        self._base_frequencies = np.zeros(0, dtype=np.float32)
+        self._base_end = 0
+        self._tail: dict[int, tuple[list[int], list[float]]] = {}
+        self._tail_postings = 0
+        self._indexed_end = 0
         self.total_length = 0.0
         self.n_dead = 0
 
@@ -47,96 +62,216 @@ class Postings:
     def n_slots(self) -> int:
         return len(self.documents)
 
+    # ------------------------------------------------------------------ writing
+
     def add(self, document: Document, terms: Iterable[str] | Mapping[str, int] | TermCounts) -> None:
-        """Index a document under its terms (or term counts); an existing document with that id is replaced."""
+        """Append a document under its terms (or term counts); an existing document with that id is replaced."""
         if document.id in self.slot_of:
             self.remove(document.id)
-        slot = len(self.documents)
         if not isinstance(terms, TermCounts):
             terms = (
                 TermCounts(tuple(terms), tuple(terms.values())) if isinstance(terms, Mapping) else TermCounts.of(terms)
             )
-        # The hot loop of indexing: locals and plain lists keep it tight.
-        known, slots, frequencies, document_frequency = (
-            self._term_ids,
-            self._slots,
-            self._frequencies,
-            self.document_frequency,
-        )
-        term_ids = []
-        for term, count in zip(terms.terms, terms.counts, strict=True):
-            term_id = known.get(term)
-            if term_id is None:
-                term_id = known[term] = len(slots)
-                slots.append(array("i"))
-                frequencies.append(array("f"))
-                document_frequency.append(0)
-            slots[term_id].append(slot)
-            frequencies[term_id].append(count)
-            document_frequency[term_id] += 1
-            term_ids.append(term_id)
-        values = terms.counts
-        length = float(sum(values))
+        known = self._term_ids
+        # setdefault hands a new term the next id (the dict's size before it is inserted).
+        self._forward_terms.extend([known.setdefault(term, len(known)) for term in terms.terms])
+        self._forward_counts.extend(terms.counts)
+        self._forward_offsets.append(len(self._forward_terms))
+        self.slot_of[document.id] = len(self.documents)
         self.documents.append(document)
-        self._slot_terms.append((array("i", term_ids), array("f", values)))
-        self._lengths.append(length)
-        self._norms.append(math.sqrt(sum((1.0 + math.log(count)) ** 2 for count in values)) or 1.0)
         self._alive.append(1)
-        self.slot_of[document.id] = slot
-        self.total_length += length
 
     def remove(self, document_id: str) -> Document | None:
-        """Forget a document: its slot goes dead and its terms' frequencies drop."""
+        """Forget a document: its slot goes dead and, once counted, its terms' frequencies drop."""
         slot = self.slot_of.pop(document_id, None)
         if slot is None:
             return None
         document = self.documents[slot]
-        slot_terms = self._slot_terms[slot]
-        if slot_terms is not None:
-            for term_id in slot_terms[0].tolist():
-                self.document_frequency[term_id] -= 1
-        self.total_length -= self._lengths[slot]
+        if slot < self._indexed_end:
+            start, end = self._forward_offsets[slot], self._forward_offsets[slot + 1]
+            self._document_frequency[np.array(self._forward_terms[start:end], dtype=np.intp)] -= 1
+            self.total_length -= float(self._lengths[slot])
         self._alive[slot] = 0
         self.documents[slot] = None
-        self._slot_terms[slot] = None
         self.n_dead += 1
         return document
 
-    def maybe_compact(self) -> None:
-        """Rebuild without dead slots once they are a large share; amortized over many updates."""
-        if self.n_dead >= _COMPACT_MIN_DEAD and self.n_dead > _COMPACT_DEAD_SHARE * self.n_slots:
-            self.compact()
+    def refresh(self) -> None:
+        """Count the documents added since the last refresh, then tail them or rebuild everything."""
+        start, end = self._indexed_end, self.n_slots
+        if start < end:
+            self._count_new_slots(start, end)
+        new_postings = self._forward_offsets[end] - self._forward_offsets[start]
+        tail_limit = max(_TAIL_MIN_POSTINGS, _TAIL_SHARE * len(self._base_slots))
+        too_dead = self.n_dead >= _COMPACT_MIN_DEAD and self.n_dead > _COMPACT_DEAD_SHARE * self.n_slots
+        if self._tail_postings + new_postings > tail_limit or too_dead:
+            self.rebuild()
+        elif start < end:
+            self._extend_tail(start, end)
 
-    def compact(self) -> None:
-        names = [""] * len(self._term_ids)
-        for term, term_id in self._term_ids.items():
-            names[term_id] = term
-        live = [(doc, self._terms_of(slot, names)) for slot, doc in enumerate(self.documents) if doc is not None]
-        self.clear()
-        for document, terms in live:
-            self.add(document, terms)
+    def rebuild(self) -> None:
+        """Drop dead slots and sort every posting into the base arrays: one pass of numpy work."""
+        if self._indexed_end < self.n_slots:
+            self._count_new_slots(self._indexed_end, self.n_slots)
+        offsets = np.array(self._forward_offsets, dtype=np.int64)
+        terms = np.array(self._forward_terms, dtype=np.int32)
+        counts = np.array(self._forward_counts, dtype=np.float32)
+        alive = np.array(self._alive, dtype=bool)
+        sizes = np.diff(offsets)
+        if self.n_dead:
+            keep = np.repeat(alive, sizes)
+            terms, counts, sizes = terms[keep], counts[keep], sizes[alive]
+            live = [document for document in self.documents if document is not None]
+            self.slot_of = {document.id: slot for slot, document in enumerate(live)}
+            self.documents = list(live)
+            self._lengths, self._norms = self._lengths[alive], self._norms[alive]
+            offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            self._forward_offsets = array("q", offsets.tobytes())
+            self._forward_terms = array("i", terms.tobytes())
+            self._forward_counts = array("f", counts.tobytes())
+            self._alive = array("b", bytes([1]) * len(self.documents))
+            self.n_dead = 0
+        n_terms = len(self._term_ids)
+        slots = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+        order = np.argsort(terms, kind="stable")
+        frequency = np.bincount(terms, minlength=n_terms)
+        self._base_offsets = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(frequency, out=self._base_offsets[1:])
+        self._base_slots = slots[order]
+        self._base_frequencies = counts[order]
+        self._document_frequency = frequency.astype(np.int32)
+        self._base_end = self._indexed_end = self.n_slots
+        self._tail, self._tail_postings = {}, 0
+        self.total_length = float(self._lengths.sum())
 
-    def _terms_of(self, slot: int, names: list[str]) -> TermCounts:
-        slot_terms = self._slot_terms[slot]
-        if slot_terms is None:
-            return TermCounts((), ())
-        return TermCounts(tuple(names[t] for t in slot_terms[0]), tuple(int(c) for c in slot_terms[1]))
+    def _count_new_slots(self, start: int, end: int) -> None:
+        """Lengths, cosine norms and document frequencies of slots `[start, end)`, in bulk."""
+        first = self._forward_offsets[start]
+        offsets = np.array(self._forward_offsets[start : end + 1], dtype=np.int64) - first
+        terms = np.array(self._forward_terms[first:], dtype=np.int32)
+        counts = np.array(self._forward_counts[first:], dtype=np.float64)
+        alive = np.array(self._alive[start:end], dtype=bool)
+        lengths = _segment_sums(counts, offsets)
+        weights = 1.0 + np.log(np.maximum(counts, 1.0))
+        norms = np.sqrt(_segment_sums(weights * weights, offsets))
+        norms[norms == 0.0] = 1.0
+        self._lengths = np.concatenate([self._lengths, lengths.astype(np.float32)])
+        self._norms = np.concatenate([self._norms, norms.astype(np.float32)])
+        n_terms = len(self._term_ids)
+        live_terms = terms[np.repeat(alive, np.diff(offsets))]
+        frequency = np.bincount(live_terms, minlength=n_terms).astype(np.int32)
+        frequency[: len(self._document_frequency)] += self._document_frequency
+        self._document_frequency = frequency
+        self.total_length += float(lengths[alive].sum())
+        self._indexed_end = end
+
+    def _extend_tail(self, start: int, end: int) -> None:
+        tail, offsets = self._tail, self._forward_offsets
+        for slot in range(start, end):
+            first, last = offsets[slot], offsets[slot + 1]
+            for term_id, count in zip(self._forward_terms[first:last], self._forward_counts[first:last], strict=True):
+                entry = tail.get(term_id)
+                if entry is None:
+                    entry = tail[term_id] = ([], [])
+                entry[0].append(slot)
+                entry[1].append(count)
+            self._tail_postings += last - first
+
+    # ------------------------------------------------------------------ reading
 
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""
         term_id = self._term_ids.get(term)
-        if term_id is None or self.document_frequency[term_id] <= 0:
+        if term_id is None or term_id >= len(self._document_frequency) or self._document_frequency[term_id] <= 0:
             return None
-        slots = np.array(self._slots[term_id], dtype=np.int32)
-        frequencies = np.array(self._frequencies[term_id], dtype=np.float32)
-        return slots, frequencies, self.document_frequency[term_id]
+        if term_id + 1 < len(self._base_offsets):
+            first, last = self._base_offsets[term_id], self._base_offsets[term_id + 1]
+            slots, frequencies = self._base_slots[first:last], self._base_frequencies[first:last]
+        else:
+            slots, frequencies = self._base_slots[:0], self._base_frequencies[:0]
+        tail = self._tail.get(term_id)
+        if tail is not None:
+            slots = np.concatenate([slots, np.array(tail[0], dtype=np.int32)])
+            frequencies = np.concatenate([frequencies, np.array(tail[1], dtype=np.float32)])
+        return slots, frequencies, int(self._document_frequency[term_id])
 
     def lengths(self) -> np.ndarray:
-        return np.array(self._lengths, dtype=np.float32)
+        return self._lengths
 
     def log_norms(self) -> np.ndarray:
         """Per-slot Euclidean norm of the document's (1 + log tf) weights, for cosine scoring."""
-        return np.array(self._norms, dtype=np.float32)
+        return self._norms
 
     def alive(self) -> np.ndarray:
         return np.array(self._alive, dtype=bool)
+
+    # ------------------------------------------------------------------ saving
+
+    def export(self) -> dict[str, np.ndarray]:
+        """Every array that defines the index (the documents are the caller's), for a snapshot."""
+        return {
+            "terms": np.frombuffer(SEPARATOR.join(self._term_ids).encode(), dtype=np.uint8).copy(),
+            "forward_offsets": np.array(self._forward_offsets, dtype=np.int64),
+            "forward_terms": np.array(self._forward_terms, dtype=np.int32),
+            "forward_counts": np.array(self._forward_counts, dtype=np.float32),
+            "alive": np.array(self._alive, dtype=np.int8),
+            # These arrays are only ever replaced, never written in place, so sharing them is safe.
+            "lengths": self._lengths,
+            "norms": self._norms,
+            "document_frequency": self._document_frequency.copy(),
+            "base_offsets": self._base_offsets,
+            "base_slots": self._base_slots,
+            "base_frequencies": self._base_frequencies,
+            "base_end": np.array([self._base_end, self.n_dead], dtype=np.int64),
+        }
+
+    def load(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
+        """Become the index `export` described, over the same documents in slot order (None for dead slots).
+
+        Loads in place, since views (a BM25 ranking of the knowledge base) share this object.
+        """
+        postings = Postings()
+        text = arrays["terms"].tobytes().decode()
+        names = text.split(SEPARATOR) if text else []
+        postings._term_ids = dict(zip(names, range(len(names)), strict=True))
+        postings.documents = list(documents)
+        postings.slot_of = {d.id: slot for slot, d in enumerate(postings.documents) if d is not None}
+        postings._forward_offsets = _array("q", arrays["forward_offsets"])
+        postings._forward_terms = _array("i", arrays["forward_terms"])
+        postings._forward_counts = _array("f", arrays["forward_counts"])
+        postings._alive = _array("b", arrays["alive"])
+        postings._lengths = arrays["lengths"].astype(np.float32, copy=False)
+        postings._norms = arrays["norms"].astype(np.float32, copy=False)
+        postings._document_frequency = arrays["document_frequency"].astype(np.int32, copy=False)
+        postings._base_offsets = arrays["base_offsets"].astype(np.int64, copy=False)
+        postings._base_slots = arrays["base_slots"].astype(np.int32, copy=False)
+        postings._base_frequencies = arrays["base_frequencies"].astype(np.float32, copy=False)
+        postings._base_end, postings.n_dead = (int(v) for v in arrays["base_end"])
+        n_slots = len(postings.documents)
+        if not (
+            len(postings._forward_offsets) == n_slots + 1
+            and len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
+            and len(postings._document_frequency) == len(names)
+            and postings._base_end <= n_slots
+        ):
+            raise ValueError("the saved index arrays do not fit together")
+        postings._indexed_end = n_slots
+        alive = np.array(postings._alive, dtype=bool)
+        postings.total_length = float(postings._lengths[alive].sum())
+        postings._extend_tail(postings._base_end, n_slots)
+        self.__dict__.update(postings.__dict__)
+
+
+def _array(typecode: str, values: np.ndarray) -> array:
+    """A growable copy of a saved array, checked to hold the expected item type."""
+    result = array(typecode)
+    result.frombytes(np.ascontiguousarray(values, dtype=np.dtype(typecode)).data.cast("B"))
+    return result
+
+
+def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of `values[offsets[i]:offsets[i + 1]]` for every i (empty segments sum to 0)."""
+    cumulative = np.zeros(len(values) + 1, dtype=np.float64)
+    np.cumsum(values, out=cumulative[1:])
+    return cumulative[offsets[1:]] - cumulative[offsets[:-1]]

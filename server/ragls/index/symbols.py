@@ -25,40 +25,44 @@ class _Entry:
     qualified: str
     initials: str
     words: tuple[str, ...]
-    mask: int
 
 
 class SymbolIndex:
     """Symbols per file, replaced file by file; matching is case-insensitive.
 
     Every match class needs all of the query's characters in the qualified name, so a
-    character-set bitmask per symbol rules most symbols out in one numpy comparison.
+    character-set bitmask per symbol rules most symbols out in one numpy comparison. The
+    masks are computed in bulk and the per-symbol match data only for symbols that pass.
     """
 
     def __init__(self) -> None:
-        self._by_file: dict[str, list[_Entry]] = {}
-        self._flat: tuple[list[_Entry], np.ndarray] | None = None
+        self._by_file: dict[str, list[Symbol]] = {}
+        self._flat: tuple[list[Symbol], np.ndarray, list[_Entry | None]] | None = None
 
     def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
         """Drop the symbols of the given files, then add the new ones (files can be in both)."""
         for file in removed_files:
             self._by_file.pop(file, None)
         for symbol in symbols:
-            self._by_file.setdefault(symbol.file, []).append(_entry(symbol))
+            self._by_file.setdefault(symbol.file, []).append(symbol)
         self._flat = None
 
     def clear(self) -> None:
         self._by_file.clear()
         self._flat = None
 
-    def _entries_and_masks(self) -> tuple[list[_Entry], np.ndarray]:
-        if self._flat is None:
-            entries = [entry for file_entries in self._by_file.values() for entry in file_entries]
-            self._flat = (entries, np.fromiter((e.mask for e in entries), dtype=np.int64, count=len(entries)))
-        return self._flat
+    def _flattened(self) -> tuple[list[Symbol], np.ndarray, list[_Entry | None]]:
+        flat = self._flat
+        if flat is None:
+            symbols = [symbol for file_symbols in self._by_file.values() for symbol in file_symbols]
+            flat = self._flat = (symbols, _masks([s.qualified_name.lower() for s in symbols]), [None] * len(symbols))
+        return flat
+
+    def all(self) -> list[Symbol]:
+        return [symbol for file_symbols in self._by_file.values() for symbol in file_symbols]
 
     def __len__(self) -> int:
-        return sum(len(entries) for entries in self._by_file.values())
+        return sum(len(symbols) for symbols in self._by_file.values())
 
     def search(self, query: str, limit: int = MAX_SYMBOLS) -> list[Symbol]:
         """Symbols matching the query, best match class first, then shorter names, then by path."""
@@ -67,12 +71,14 @@ class SymbolIndex:
     def ranked(self, query: str, limit: int = MAX_SYMBOLS) -> list[tuple[tuple[int, int], Symbol]]:
         """Matches with their (match class, name length) keys, best first."""
         needle = query.strip().lower()
-        entries, masks = self._entries_and_masks()
+        symbols, masks, entries = self._flattened()
         wanted = _mask(needle)
-        candidates = np.flatnonzero((masks & wanted) == wanted).tolist() if needle else range(len(entries))
+        candidates = np.flatnonzero((masks & wanted) == wanted).tolist() if needle else range(len(symbols))
         ranked: list[tuple[int, int, str, int, Symbol]] = []
         for index in candidates:
             entry = entries[index]
+            if entry is None:
+                entry = entries[index] = _entry(symbols[index])
             match_class = _match(query.strip(), needle, entry) if needle else EXACT
             if match_class is not None:
                 symbol = entry.symbol
@@ -84,7 +90,7 @@ class SymbolIndex:
 def _entry(symbol: Symbol) -> _Entry:
     words = tuple(w.lower() for w in _WORD_START.split(symbol.name) if w)
     qualified = symbol.qualified_name.lower()
-    return _Entry(symbol, symbol.name.lower(), qualified, "".join(w[0] for w in words), words, _mask(qualified))
+    return _Entry(symbol, symbol.name.lower(), qualified, "".join(w[0] for w in words), words)
 
 
 def _mask(text: str) -> int:
@@ -98,6 +104,23 @@ def _mask(text: str) -> int:
         else:
             mask |= 1 << 36
     return mask
+
+
+def _masks(texts: list[str]) -> np.ndarray:
+    """`_mask` of every text at once: one pass over all their characters in numpy."""
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    joined = "\x00".join(texts) + "\x00"
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    bits = np.full(codes.shape, 1 << 36, dtype=np.int64)
+    letters = (codes >= 97) & (codes <= 122)
+    digits = (codes >= 48) & (codes <= 57)
+    bits[letters] = np.left_shift(1, codes[letters] - 97)
+    bits[digits] = np.left_shift(1, codes[digits] - 48 + 26)
+    bits[codes == 0] = 0
+    starts = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum([len(text) + 1 for text in texts[:-1]], out=starts[1:])
+    return np.bitwise_or.reduceat(bits, starts)
 
 
 def _match(query: str, needle: str, entry: _Entry) -> int | None:

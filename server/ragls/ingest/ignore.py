@@ -72,14 +72,24 @@ GENERATED_FILE_PATTERNS = ("*.min.js", "*.min.css", "*.map", "*.min.mjs", "*.bun
 EDITOR_TEMP_PATTERNS = (".#*", "*.swp", "*.swo", "*.swx", "*~", "4913", "#*#")
 
 
+def _one_pattern(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """Shell patterns as one compiled regex: the walk tests every file name against them."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
+_SECRET = _one_pattern(SECRET_FILE_PATTERNS)
+_GENERATED = _one_pattern(GENERATED_FILE_PATTERNS)
+_EDITOR_TEMP = _one_pattern(EDITOR_TEMP_PATTERNS)
+
+
 def default_skip_reason(name: str, is_dir: bool) -> str | None:
     """Why a file or directory name is skipped by default, or None when it is not."""
     lowered = name.lower()
     if is_dir:
         return "ignored" if lowered in SKIPPED_DIRECTORY_NAMES else None
-    if lowered in SECRET_FILE_NAMES or any(fnmatch.fnmatch(lowered, p) for p in SECRET_FILE_PATTERNS):
+    if lowered in SECRET_FILE_NAMES or _SECRET.match(lowered):
         return "secret"
-    if lowered in GENERATED_FILE_NAMES or any(fnmatch.fnmatch(lowered, p) for p in GENERATED_FILE_PATTERNS):
+    if lowered in GENERATED_FILE_NAMES or _GENERATED.match(lowered):
         return "generated"
     if is_editor_temp_file(name):
         return "editorTemp"
@@ -88,7 +98,7 @@ def default_skip_reason(name: str, is_dir: bool) -> str | None:
 
 def is_editor_temp_file(name: str) -> bool:
     """Lock and swap files editors write next to the file being edited."""
-    return any(fnmatch.fnmatchcase(name, p) for p in EDITOR_TEMP_PATTERNS)
+    return _EDITOR_TEMP.match(name) is not None
 
 
 def skipped_anywhere(rel_path: str) -> bool:

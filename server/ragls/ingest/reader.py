@@ -32,7 +32,7 @@ class ReadOutcome:
     decoded_chars: int = 0
 
 
-def stat_file(path: Path) -> FileStat | None:
+def stat_file(path: str | Path) -> FileStat | None:
     """The file's stat key, or None when it vanished or cannot be read."""
     try:
         info = os.stat(path, follow_symlinks=False)

@@ -42,6 +42,7 @@ class FolderSession:
         self._queue.close()
         if self._watcher is not None:
             self._watcher.stop()
+        self.service.close()
 
     def wait_until_ready(self, timeout: float) -> bool:
         """True once the first index has finished (committed or failed) within `timeout` seconds."""

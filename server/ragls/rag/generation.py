@@ -9,9 +9,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
+
+import numpy as np
 
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
@@ -86,6 +88,25 @@ class Delta:
         return not (self.remove_ids or self.add or self.removed_files or self.records)
 
 
+@dataclass
+class GenerationImage:
+    """A generation as flat arrays and plain values, what a snapshot file holds.
+
+    `documents` are the live documents in the knowledge base's slot order; each index maps
+    its slots to positions in that list (-1 for a dead slot).
+    """
+
+    generation: int
+    committed_at: str | None
+    documents: list[Document]
+    index: dict[str, np.ndarray]
+    index_slots: np.ndarray
+    names: dict[str, np.ndarray] | None
+    names_slots: np.ndarray | None
+    files: dict[str, FileRecord]
+    symbols: list[Symbol]
+
+
 class DocumentStore(Protocol):
     """What a generation swap needs of a store: an atomic replace that returns what it removed."""
 
@@ -144,6 +165,48 @@ class IndexState:
             self.generation = generation
             self.last_committed_at = committed_at
 
+    def image(self) -> GenerationImage:
+        """Copy the current generation out as arrays (readers carry on meanwhile)."""
+        with self.lock.reading():
+            index, slot_documents = self.knowledge_base.export_index()
+            documents = [d for d in slot_documents if d is not None]
+            position = {d.id: i for i, d in enumerate(documents)}
+            names, names_slots = None, None
+            if self.names is not None:
+                names, names_documents = self.names.export_index()
+                names_slots = _positions(names_documents, position)
+            return GenerationImage(
+                self.generation,
+                self.last_committed_at,
+                documents,
+                index,
+                _positions(slot_documents, position),
+                names,
+                names_slots,
+                {path: replace(record, chunk_ids=list(record.chunk_ids)) for path, record in self.files.items()},
+                self.symbols.all(),
+            )
+
+    def install(self, image: GenerationImage) -> None:
+        """Make a saved image the current generation, number and time included."""
+        documents = image.documents
+        with self.lock.writing():
+            self.knowledge_base.load_index(image.index, _at(documents, image.index_slots))
+            if self.names is not None:
+                if image.names is not None and image.names_slots is not None:
+                    self.names.load_index(image.names, _at(documents, image.names_slots))
+                else:
+                    self.names.clear()
+                    self.names.replace_documents((), documents)
+            if self.vectors is not None:
+                self.vectors.clear()
+                self.vectors.replace_documents((), documents)
+            self.symbols.clear()
+            self.symbols.replace_files((), image.symbols)
+            self.files = dict(image.files)
+            self.generation = image.generation
+            self.last_committed_at = image.committed_at
+
     def clear(self) -> None:
         with self.lock.writing():
             for store in self.stores:
@@ -155,3 +218,15 @@ class IndexState:
 
     def chunk_count(self) -> int:
         return sum(len(record.chunk_ids) for record in self.files.values())
+
+
+def _positions(slot_documents: Sequence[Document | None], position: dict[str, int]) -> np.ndarray:
+    return np.fromiter(
+        (position[d.id] if d is not None else -1 for d in slot_documents), dtype=np.int32, count=len(slot_documents)
+    )
+
+
+def _at(documents: list[Document], positions: np.ndarray) -> list[Document | None]:
+    if len(positions) and (positions.max() >= len(documents) or positions.min() < -1):
+        raise ValueError("a saved index refers to documents that are not there")
+    return [documents[i] if i >= 0 else None for i in positions.tolist()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -132,7 +133,7 @@ class Indexer:
         if rel_path in staging.delta.records:
             return
         record = state.files.get(rel_path)
-        stat = stat_file(self.root / rel_path)
+        stat = stat_file(os.path.join(self.root, rel_path))
         if record is not None and stat is not None and stat.key == record.stat_key:
             staging.report.reused_files += 1
             staging.decoded_chars += record.decoded_chars

@@ -28,20 +28,25 @@ class WeightedStream:
 
 
 class HybridRetriever:
-    """Asks each stream for 2 x topK, fuses by sum(weight / (60 + rank + 1)) with rank from 0.
+    """Asks each stream for 2 x topK (or `min_depth` if more), fuses by sum(weight / (60 + rank + 1)), rank from 0.
 
     The fused score is then scaled by an optional prior on the result's file, and at most
     `max_per_file` chunks of one file are kept.
     """
 
     def __init__(
-        self, streams: list[WeightedStream], max_per_file: int = 3, prior: Callable[[str | None], float] | None = None
+        self,
+        streams: list[WeightedStream],
+        max_per_file: int = 3,
+        prior: Callable[[str | None], float] | None = None,
+        min_depth: int = 0,
     ) -> None:
         if not streams:
             raise ValueError("HybridRetriever needs at least one stream")
         self.streams = streams
         self.max_per_file = max_per_file
         self.prior = prior
+        self.min_depth = min_depth
 
     @staticmethod
     def builder() -> HybridRetrieverBuilder:
@@ -50,9 +55,10 @@ class HybridRetriever:
     def retrieve(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         fused: dict[str, float] = {}
         documents: dict[str, Document] = {}
+        depth = max(2 * top_k, self.min_depth)
         for weighted in self.streams:
             try:
-                results = weighted.stream.search(query, 2 * top_k, filters)
+                results = weighted.stream.search(query, depth, filters)
             except Exception:
                 log.exception("search stream %s failed; skipping it", getattr(weighted.stream, "name", "?"))
                 continue
@@ -88,6 +94,7 @@ class HybridRetrieverBuilder:
         self._streams: list[WeightedStream] = []
         self._max_per_file = 3
         self._prior: Callable[[str | None], float] | None = None
+        self._min_depth = 0
 
     def stream(self, stream: SearchStream, weight: float) -> HybridRetrieverBuilder:
         self._streams.append(WeightedStream(stream, weight))
@@ -102,26 +109,28 @@ class HybridRetrieverBuilder:
         self._prior = prior
         return self
 
+    def min_depth(self, depth: int) -> HybridRetrieverBuilder:
+        """Ask every stream for at least `depth` results, however small topK is."""
+        self._min_depth = depth
+        return self
+
     def build(self) -> HybridRetriever:
         if not self._streams:
             raise ValueError("HybridRetriever.builder() needs at least one stream before build()")
-        return HybridRetriever(self._streams, self._max_per_file, self._prior)
+        return HybridRetriever(self._streams, self._max_per_file, self._prior, self._min_depth)
 
 
-class VectorSide:
-    """The fusion's vector stream: dense vectors once every document has one, TF-IDF until then.
+class WhenComplete:
+    """A stream that joins the fusion only once `complete()` says every document is in it.
 
-    Mixing half-embedded dense results into the fusion would rank unembedded chunks lower for
-    no reason; TF-IDF covers every document, so it stands in until coverage is complete.
+    Dense results over half-embedded documents would rank the rest lower for no reason; until
+    the embedder catches up the other streams answer alone.
     """
 
-    name = "vector"
-
-    def __init__(self, dense: SearchStream, lexical: SearchStream, complete: Callable[[], bool]) -> None:
-        self.dense = dense
-        self.lexical = lexical
+    def __init__(self, stream: SearchStream, complete: Callable[[], bool]) -> None:
+        self.stream = stream
+        self.name = stream.name
         self.complete = complete
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
-        stream = self.dense if self.complete() else self.lexical
-        return stream.search(query, top_k, filters)
+        return self.stream.search(query, top_k, filters) if self.complete() else []

@@ -28,12 +28,18 @@ from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
-from ragls.rag.retriever import HybridRetriever, VectorSide
+from ragls.rag.retriever import HybridRetriever, WhenComplete
 from ragls.rag.store import IndexStore, StoreError, store_path
 
 MAX_TOP_K = 100
 log = logging.getLogger(__name__)
 PREVIEW_CHARS = 100
+SNAPSHOT_AFTER_RUN_SECONDS = 2.0
+# With four streams, deeper lists let chunks that several streams rank moderately high add up:
+# measured +0.01/+0.03/+0.03 MRR@10 over 2 x topK with dense vectors. Lexical-only fusion keeps the
+# contract's 2 x topK (there, depth 50 moved one corpus up and two slightly down).
+DENSE_FUSION_DEPTH = 50
+SNAPSHOT_QUIET_SECONDS = 30.0
 
 
 @dataclass
@@ -71,6 +77,8 @@ class RagService:
         self._state_name = "idle"
         self._error: str | None = None
         self._skipped: Counter[str] = Counter()
+        self._snapshot_timer: threading.Timer | None = None
+        self._closed = False
 
     # ---------------------------------------------------------------- indexing
 
@@ -149,8 +157,10 @@ class RagService:
         if full_walk:
             self._skipped = report.skipped
         self._state_name = "idle"  # searchable and complete; writing it to disk follows under the same lock
-        if committed:
+        if not delta.is_empty():
             self._save(delta)
+        if full_walk:
+            self._snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
         return RunSummary(report, time.perf_counter() - started, committed)
 
     def _open_store(self, root: Path | None) -> IndexStore | None:
@@ -171,7 +181,10 @@ class RagService:
         if stored is not None:
             if self.state.vectors is not None:
                 self.state.vectors.cache.update(self._store.load_vectors(self.state.vectors.provider.model))
-            self.state.restore(stored.delta, stored.generation, stored.committed_at)
+            if stored.image is not None:
+                self.state.install(stored.image)
+            elif stored.delta is not None:
+                self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self._manual_ids = set(stored.manual_ids)
 
     def _save(self, delta: Delta) -> None:
@@ -183,6 +196,41 @@ class RagService:
         except (sqlite3.Error, OSError) as exc:
             self._report(f"saving the index to {self._store.path} failed ({exc}); it will not be persisted")
             self._store = None
+            return
+        self._snapshot_when_quiet(SNAPSHOT_QUIET_SECONDS)
+
+    def _write_snapshot(self) -> None:
+        """Copy the generation to the store's snapshot unless it is current; the caller holds the index lock.
+
+        Commits in between are saved as SQLite rows only. The snapshot follows a full run after a
+        moment, edits once they go quiet, and `close` in any case, so a restart rarely has to
+        rebuild from rows (which is correct, only slower).
+        """
+        store = self._store
+        if self._snapshot_timer is not None:
+            self._snapshot_timer.cancel()
+            self._snapshot_timer = None
+        if store is None or store.snapshot_is_current:
+            return
+        try:
+            store.write_snapshot(self.state.image(), store.revision)
+        except OSError as exc:
+            log.warning("writing the index snapshot to %s failed: %s", store.snapshot_path, exc)
+
+    def _snapshot_when_quiet(self, delay: float) -> None:
+        """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
+        if self._store is None or self._closed or self._store.snapshot_is_current:
+            return
+        if self._snapshot_timer is not None:
+            self._snapshot_timer.cancel()
+        self._snapshot_timer = threading.Timer(delay, self._write_snapshot_locked)
+        self._snapshot_timer.daemon = True
+        self._snapshot_timer.start()
+
+    def _write_snapshot_locked(self) -> None:
+        with self._index_lock:
+            if not self._closed:
+                self._write_snapshot()
 
     def _save_vectors(self, items: list[tuple[str, Any]]) -> None:
         store, vectors = self._store, self.state.vectors
@@ -190,11 +238,15 @@ class RagService:
             store.save_vectors(vectors.provider.model, items)
 
     def close(self) -> None:
-        """Stop background work (the embedder) and close the store."""
+        """Stop background work (the embedder), write the snapshot if changes are not in it, close the store."""
         if self._embedder is not None:
             self._embedder.stop()
-        if self._store is not None:
-            self._store.close()
+        with self._index_lock:
+            self._closed = True
+            if self._store is not None and self.state.generation >= 1:
+                self._write_snapshot()
+            if self._store is not None:
+                self._store.close()
 
     def _report(self, message: str) -> None:
         log.warning("%s", message)
@@ -340,16 +392,14 @@ def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> Index
 
 
 def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
-    """BM25 and the vector side (dense vectors when complete, else TF-IDF), plus symbol names."""
+    """BM25, TF-IDF and symbol names; dense vectors join once every chunk has one."""
     weights = settings.weights
-    builder = HybridRetriever.builder().stream(state.bm25, weights.bm25)
-    vectors = state.vectors
-    if vectors is not None:
-        builder.stream(VectorSide(vectors, state.knowledge_base, lambda: vectors.complete), weights.vector)
-    else:
-        builder.stream(state.knowledge_base, weights.vector)
+    builder = HybridRetriever.builder().stream(state.bm25, weights.bm25).stream(state.knowledge_base, weights.vector)
     if state.names is not None:
         builder.stream(state.names, weights.names)
+    vectors = state.vectors
+    if vectors is not None:
+        builder.stream(WhenComplete(vectors, lambda: vectors.complete), weights.dense).min_depth(DENSE_FUSION_DEPTH)
     return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()
 
 

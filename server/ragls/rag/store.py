@@ -23,7 +23,8 @@ import numpy as np
 
 from ragls.index.tokenize import TermCounts
 from ragls.model import Document, Symbol
-from ragls.rag.generation import Delta, FileRecord
+from ragls.rag import snapshot
+from ragls.rag.generation import Delta, FileRecord, GenerationImage
 
 SCHEMA_VERSION = "1"
 STORE_FILE = "index.sqlite3"
@@ -52,9 +53,10 @@ class StoreError(Exception):
 
 @dataclass
 class StoredIndex:
-    """What a store held: a delta that recreates the generation, and that generation's number."""
+    """What a store held: a snapshot's image when one is current, else a delta that recreates it."""
 
-    delta: Delta
+    delta: Delta | None
+    image: GenerationImage | None
     generation: int
     committed_at: str | None
     manual_ids: list[str]
@@ -96,6 +98,12 @@ class IndexStore:
         self.recipe = recipe
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self.revision = 0  # counts saves; a snapshot is current when it names the same revision
+        self.snapshot_revision: int | None = None
+
+    @property
+    def snapshot_path(self) -> Path:
+        return self.path.parent / snapshot.SNAPSHOT_FILE
 
     def load(self) -> StoredIndex | None:
         """The stored generation, or None when there is none (or it was made by another recipe)."""
@@ -113,6 +121,12 @@ class IndexStore:
                     return None
                 if meta.get("folder") != str(self.root):
                     raise StoreError(f"{self.path} belongs to {meta.get('folder')!r}, not {self.root}")
+                self.revision = int(meta.get("revision", "0"))
+                image = self._current_snapshot()
+                if image is not None:
+                    return StoredIndex(
+                        None, image, image.generation, image.committed_at, json.loads(meta.get("manualIds", "[]"))
+                    )
                 return _read(connection, meta)
         except StoreError:
             raise
@@ -125,15 +139,60 @@ class IndexStore:
             connection = self._connect()
             with connection:
                 _write(connection, delta)
+                # Read inside the write transaction, so two processes sharing a store never reuse a number.
+                row = connection.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+                revision = int(row[0]) + 1 if row else 1
                 meta = {
                     "schema": SCHEMA_VERSION,
                     "recipe": self.recipe,
                     "folder": str(self.root),
+                    "revision": str(revision),
                     "generation": str(generation),
                     "committedAt": committed_at or "",
                     "manualIds": json.dumps(sorted(manual_ids)),
                 }
                 connection.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
+            self.revision = revision
+
+    @property
+    def snapshot_is_current(self) -> bool:
+        return self.snapshot_revision == self.revision
+
+    def write_snapshot(self, image: GenerationImage, revision: int) -> None:
+        """Save a generation for fast loading; `revision` is the store's revision when it was copied."""
+        header = {
+            "schema": SCHEMA_VERSION,
+            "recipe": self.recipe,
+            "folder": str(self.root),
+            "revision": revision,
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        snapshot.write(self.snapshot_path, image, header)
+        self.snapshot_revision = revision
+
+    def _current_snapshot(self) -> GenerationImage | None:
+        """The snapshot's image when it matches this store's revision and recipe; a bad one is removed."""
+        path = self.snapshot_path
+        if not path.exists():
+            return None
+        try:
+            header = snapshot.read_header(path)
+            expected = (snapshot.FORMAT, SCHEMA_VERSION, self.recipe, str(self.root), self.revision)
+            if (
+                header.get("format"),
+                header.get("schema"),
+                header.get("recipe"),
+                header.get("folder"),
+                header.get("revision"),
+            ) != expected:
+                return None
+            image = snapshot.read(path)
+        except snapshot.SnapshotError as exc:
+            log.warning("%s; loading the index from %s instead", exc, self.path.name)
+            path.unlink(missing_ok=True)
+            return None
+        self.snapshot_revision = self.revision
+        return image
 
     def save_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
         """Keep computed vectors by content hash and model; they survive restarts and branch switches."""
@@ -181,6 +240,8 @@ class IndexStore:
         with connection:
             for table in ("meta", "files", "chunks", "symbols", "vectors"):
                 connection.execute(f"DELETE FROM {table}")
+        self.snapshot_path.unlink(missing_ok=True)
+        self.revision, self.snapshot_revision = 0, None
 
 
 def _write(connection: sqlite3.Connection, delta: Delta) -> None:
@@ -239,6 +300,7 @@ def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
     delta.symbol_files = list(delta.records)
     return StoredIndex(
         delta,
+        None,
         int(meta.get("generation", "0")),
         meta.get("committedAt") or None,
         json.loads(meta.get("manualIds", "[]")),

@@ -9,7 +9,7 @@ import pytest
 
 from ragls.model import Document, SearchResult
 from ragls.rag.prompt import build_prompt
-from ragls.rag.retriever import HybridRetriever
+from ragls.rag.retriever import HybridRetriever, WhenComplete
 
 
 class FixedStream:
@@ -43,6 +43,27 @@ def test_weighted_rrf_with_rank_from_zero() -> None:
     assert scores["a"] == pytest.approx(0.6 / 61 + 0.4 / 62)
     assert scores["c"] == pytest.approx(0.6 / 63 + 0.4 / 61)
     assert [r.document.id for r in results] == ["a", "c"]
+
+
+def test_min_depth_asks_every_stream_for_more() -> None:
+    bm25 = FixedStream("bm25", ["a", "b", "c"])
+    HybridRetriever.builder().stream(bm25, 1.0).min_depth(50).build().retrieve("q", 2)
+    HybridRetriever.builder().stream(bm25, 1.0).min_depth(50).build().retrieve("q", 40)
+    assert bm25.asked == [50, 80]
+
+
+def test_a_stream_joins_only_once_complete() -> None:
+    complete = False
+    dense = FixedStream("dense", ["z"])
+    retriever = (
+        HybridRetriever.builder()
+        .stream(FixedStream("bm25", ["a"]), 0.6)
+        .stream(WhenComplete(dense, lambda: complete), 0.4)
+        .build()
+    )
+    assert [r.document.id for r in retriever.retrieve("q", 5)] == ["a"] and dense.asked == []
+    complete = True
+    assert [r.document.id for r in retriever.retrieve("q", 5)] == ["a", "z"]
 
 
 def test_at_most_three_chunks_per_file() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragls.config import Settings
+from ragls.rag import service as service_module
 from ragls.rag.service import RagService
 from ragls.rag.store import list_stores, remove_stale_stores, store_path
 
@@ -145,8 +146,90 @@ def test_killing_the_process_never_leaves_a_torn_generation(tmp_path: Path) -> N
         stored = restored._store.load() if restored._store else None  # what a restart would load
         if stored is None:
             continue
-        versions = {d.content.split("version")[1][0] for d in stored.delta.add}
+        if stored.image is not None:
+            documents, records = stored.image.documents, stored.image.files
+        else:
+            assert stored.delta is not None
+            documents, records = stored.delta.add, stored.delta.records
+        versions = {d.content.split("version")[1][0] for d in documents}
         assert len(versions) == 1, f"a torn generation after {delay}s: {versions}"
-        files = set(stored.delta.records)
-        assert files == {f"m{i}.py" for i in range(400)}
-        assert all(len(record.chunk_ids) == 1 for record in stored.delta.records.values())
+        assert set(records) == {f"m{i}.py" for i in range(400)}
+        assert all(len(record.chunk_ids) == 1 for record in records.values())
+
+
+def _answers(service: RagService) -> list[object]:
+    queries = ["alpha handler request", "BetaStore put key", "gamma rays", "deploys"]
+    results = [[(r.document.id, round(r.score, 6)) for r in service.search(q, 10)] for q in queries]
+    return [results, [s.qualified_name for s in service.symbols("beta")], service.status().chunks]
+
+
+@pytest.fixture
+def quick_snapshots(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service_module, "SNAPSHOT_AFTER_RUN_SECONDS", 0.1)
+
+
+def wait_for_snapshot(root: Path, cache: Path) -> Path:
+    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    deadline = time.monotonic() + 10
+    while not snapshot.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return snapshot
+
+
+@pytest.mark.usefixtures("quick_snapshots")
+def test_a_restart_loads_the_snapshot_and_answers_the_same(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    expected = _answers(first)
+    assert wait_for_snapshot(root, cache).exists()  # written shortly after the full run, without waiting for close
+    restarted = service(root, cache)
+    assert restarted._store is not None
+    stored = restarted._store.load()
+    assert stored is not None and stored.image is not None and stored.delta is None
+    restarted.index_directory()
+    assert restarted.chunk_calls == 0
+    assert _answers(restarted) == expected
+
+
+@pytest.mark.usefixtures("quick_snapshots")
+def test_a_stale_snapshot_is_not_used_and_close_refreshes_it(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    assert wait_for_snapshot(root, cache).exists()
+    first.add_document("Deploys go out on Tuesdays", document_id="deploys")
+    expected = _answers(first)
+    stale = service(root, cache)
+    assert stale._store is not None
+    stored = stale._store.load()
+    assert stored is not None and stored.image is None  # the snapshot predates the added document
+    stale.index_directory()
+    assert _answers(stale) == expected
+    stale.close()
+    fresh = service(root, cache)
+    assert fresh._store is not None
+    stored = fresh._store.load()
+    assert stored is not None and stored.image is not None
+    fresh.index_directory()
+    assert _answers(fresh) == expected
+
+
+def test_a_corrupt_snapshot_falls_back_to_the_store(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    expected = _answers(first)
+    first.close()
+    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    snapshot.write_bytes(snapshot.read_bytes()[:300])
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert _answers(restarted) == expected
+    assert restarted.chunk_calls == 0
+    restarted.close()
+    assert snapshot.exists()  # rewritten from the rows it fell back to
+    again = service(root, cache)
+    assert again._store is not None
+    stored = again._store.load()
+    assert stored is not None and stored.image is not None

@@ -1,0 +1,147 @@
+"""A generation in one file of flat arrays, so a restart loads a large index in well under a second.
+
+The SQLite store stays the crash-safe record, written at every commit. A snapshot is a copy
+taken now and then (after a full run, when changes go quiet, at shutdown) and trusted only when
+it names the store's current revision, so a stale or half-written one is never used. It is an
+uncompressed zip of JSON, UTF-8 text and `.npy` arrays read with `allow_pickle=False`: loading
+it runs no code from the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragls.model import Document, Symbol
+from ragls.rag.generation import FileRecord, GenerationImage
+
+SNAPSHOT_FILE = "snapshot.zip"
+FORMAT = "1"
+
+
+class SnapshotError(Exception):
+    """The snapshot is unreadable or does not fit together; the SQLite rows are used instead."""
+
+
+def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None:
+    """Write atomically: a temporary file, flushed to disk, then renamed over the old snapshot.
+
+    Members are streamed into an uncompressed zip, so writing needs little memory beyond the index.
+    """
+    arrays = {"index_slots": image.index_slots, **{f"index.{k}": v for k, v in image.index.items()}}
+    if image.names is not None and image.names_slots is not None:
+        arrays["names_slots"] = image.names_slots
+        arrays.update({f"names.{k}": v for k, v in image.names.items()})
+    texts = [d.content.encode() for d in image.documents]
+    arrays["text_offsets"] = _offsets([len(text) for text in texts])
+    header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as handle:
+        with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+            _write_json(archive, "header.json", header)
+            _write_json(archive, "documents.json", [[d.id, dict(d.metadata)] for d in image.documents])
+            with archive.open("text.bin", "w", force_zip64=True) as member:
+                for text in texts:
+                    member.write(text)
+            del texts
+            _write_json(
+                archive,
+                "files.json",
+                [
+                    [path, r.fingerprint, r.stat_key, r.decoded_chars, r.n_symbols, r.chunk_ids]
+                    for path, r in image.files.items()
+                ],
+            )
+            _write_json(archive, "symbols.json", [_symbol_row(symbol) for symbol in image.symbols])
+            for name, value in arrays.items():
+                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The snapshot's header alone (format, revision, recipe, folder), to decide whether to load it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            header: dict[str, Any] = json.loads(archive.read("header.json"))
+            return header
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise SnapshotError(f"unreadable snapshot {path}: {exc}") from exc
+
+
+def read(path: Path) -> GenerationImage:
+    """The image a snapshot holds."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _image(archive)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
+        raise SnapshotError(f"unreadable snapshot {path}: {exc}") from exc
+
+
+def _image(archive: zipfile.ZipFile) -> GenerationImage:
+    header = json.loads(archive.read("header.json"))
+    arrays = {}
+    for name in archive.namelist():
+        if name.endswith(".npy"):
+            with archive.open(name) as member:
+                arrays[name[: -len(".npy")]] = np.lib.format.read_array(member, allow_pickle=False)
+    text = memoryview(archive.read("text.bin"))
+    offsets = arrays["text_offsets"].tolist()
+    metadata = json.loads(archive.read("documents.json"))
+    if len(offsets) != len(metadata) + 1 or offsets[-1] != len(text):
+        raise ValueError("document texts and offsets disagree")
+    documents = [
+        Document(document_id, str(text[offsets[i] : offsets[i + 1]], "utf-8"), meta)
+        for i, (document_id, meta) in enumerate(metadata)
+    ]
+    del text
+    files = {
+        path: FileRecord(fingerprint, _stat_key(stat_key), chunk_ids, decoded_chars, n_symbols)
+        for path, fingerprint, stat_key, decoded_chars, n_symbols, chunk_ids in json.loads(archive.read("files.json"))
+    }
+    symbols = [Symbol(*row) for row in json.loads(archive.read("symbols.json"))]
+    names = _prefixed(arrays, "names.") or None
+    return GenerationImage(
+        int(header["generation"]),
+        header.get("committedAt"),
+        documents,
+        _prefixed(arrays, "index."),
+        arrays["index_slots"],
+        names,
+        arrays["names_slots"] if names else None,
+        files,
+        symbols,
+    )
+
+
+def _symbol_row(s: Symbol) -> list[Any]:
+    return [s.name, s.qualified_name, s.kind, s.file, s.start_line, s.end_line, s.container]
+
+
+def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:
+    if value is None:
+        return None
+    mtime_ns, size, inode = value
+    return (int(mtime_ns), int(size), int(inode))
+
+
+def _write_json(archive: zipfile.ZipFile, name: str, value: Any) -> None:
+    archive.writestr(name, json.dumps(value, separators=(",", ":")))
+
+
+def _prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
