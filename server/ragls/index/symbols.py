@@ -106,17 +106,21 @@ def _mask(text: str) -> int:
     return mask
 
 
-def _masks(texts: list[str]) -> np.ndarray:
-    """`_mask` of every text at once: one pass over all their characters in numpy."""
-    if not texts:
-        return np.zeros(0, dtype=np.int64)
+def _masks(texts: list[str], batch: int = 4096) -> np.ndarray:
+    """`_mask` of every text, in numpy over batches of texts (which bounds the temporary arrays)."""
+    return np.concatenate(
+        [np.zeros(0, dtype=np.int64)] + [_batch_masks(texts[i : i + batch]) for i in range(0, len(texts), batch)]
+    )
+
+
+def _batch_masks(texts: list[str]) -> np.ndarray:
     joined = "\x00".join(texts) + "\x00"
-    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     bits = np.full(codes.shape, 1 << 36, dtype=np.int64)
     letters = (codes >= 97) & (codes <= 122)
     digits = (codes >= 48) & (codes <= 57)
-    bits[letters] = np.left_shift(1, codes[letters] - 97)
-    bits[digits] = np.left_shift(1, codes[digits] - 48 + 26)
+    bits[letters] = np.left_shift(1, codes[letters].astype(np.int64) - 97)
+    bits[digits] = np.left_shift(1, codes[digits].astype(np.int64) - 48 + 26)
     bits[codes == 0] = 0
     starts = np.zeros(len(texts), dtype=np.int64)
     np.cumsum([len(text) + 1 for text in texts[:-1]], out=starts[1:])

@@ -26,6 +26,7 @@ from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbo
 from ragls.rag.embedding_worker import EmbeddingWorker
 from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
+from ragls.rag.memory import release_free_memory
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever, WhenComplete
@@ -40,6 +41,8 @@ SNAPSHOT_AFTER_RUN_SECONDS = 2.0
 # contract's 2 x topK (there, depth 50 moved one corpus up and two slightly down).
 DENSE_FUSION_DEPTH = 50
 SNAPSHOT_QUIET_SECONDS = 30.0
+SNAPSHOT_MAX_WAIT_SECONDS = 60.0
+SEARCH_PAUSE_SECONDS = 1.0
 
 
 @dataclass
@@ -78,6 +81,8 @@ class RagService:
         self._error: str | None = None
         self._skipped: Counter[str] = Counter()
         self._snapshot_timer: threading.Timer | None = None
+        self._snapshot_requested_at: float | None = None
+        self._last_search_at = 0.0
         self._closed = False
 
     # ---------------------------------------------------------------- indexing
@@ -160,6 +165,7 @@ class RagService:
         if not delta.is_empty():
             self._save(delta)
         if full_walk:
+            release_free_memory()
             self._snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
         return RunSummary(report, time.perf_counter() - started, committed)
 
@@ -210,24 +216,42 @@ class RagService:
         if self._snapshot_timer is not None:
             self._snapshot_timer.cancel()
             self._snapshot_timer = None
+        self._snapshot_requested_at = None
         if store is None or store.snapshot_is_current:
             return
         try:
             store.write_snapshot(self.state.image(), store.revision)
         except OSError as exc:
             log.warning("writing the index snapshot to %s failed: %s", store.snapshot_path, exc)
+        release_free_memory()
 
     def _snapshot_when_quiet(self, delay: float) -> None:
         """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
         if self._store is None or self._closed or self._store.snapshot_is_current:
             return
+        if self._snapshot_requested_at is None:
+            self._snapshot_requested_at = time.monotonic()
+        self._arm_snapshot_timer(delay)
+
+    def _arm_snapshot_timer(self, delay: float) -> None:
         if self._snapshot_timer is not None:
             self._snapshot_timer.cancel()
-        self._snapshot_timer = threading.Timer(delay, self._write_snapshot_locked)
+        self._snapshot_timer = threading.Timer(delay, self._snapshot_timer_fired)
         self._snapshot_timer.daemon = True
         self._snapshot_timer.start()
 
-    def _write_snapshot_locked(self) -> None:
+    def _snapshot_timer_fired(self) -> None:
+        """Write the snapshot, unless searches are running: then wait for a pause (at most a minute).
+
+        Writing holds the interpreter for most of a second on a large folder, which would show in
+        the latency of searches that run meanwhile.
+        """
+        now = time.monotonic()
+        requested_at = self._snapshot_requested_at or now
+        searching = now - self._last_search_at < SEARCH_PAUSE_SECONDS
+        if searching and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
+            self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
+            return
         with self._index_lock:
             if not self._closed:
                 self._write_snapshot()
@@ -270,6 +294,7 @@ class RagService:
         _check_top_k(top_k)
         if filters is not None and not isinstance(filters, Mapping):
             raise InvalidArgument("filters", f"filters must be an object of metadata values, got {filters!r}")
+        self._last_search_at = time.monotonic()
         with self.state.lock.reading():
             return self.retriever.retrieve(query, top_k, filters)
 

@@ -38,8 +38,7 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
     if image.names is not None and image.names_slots is not None:
         arrays["names_slots"] = image.names_slots
         arrays.update({f"names.{k}": v for k, v in image.names.items()})
-    texts = [d.content.encode() for d in image.documents]
-    arrays["text_offsets"] = _offsets([len(text) for text in texts])
+    arrays["text_offsets"] = _offsets([_utf8_length(d.content) for d in image.documents])
     header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "wb") as handle:
@@ -47,9 +46,8 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             _write_json(archive, "header.json", header)
             _write_json(archive, "documents.json", [[d.id, dict(d.metadata)] for d in image.documents])
             with archive.open("text.bin", "w", force_zip64=True) as member:
-                for text in texts:
-                    member.write(text)
-            del texts
+                for document in image.documents:
+                    member.write(document.content.encode())
             _write_json(
                 archive,
                 "files.json",
@@ -131,6 +129,10 @@ def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:
         return None
     mtime_ns, size, inode = value
     return (int(mtime_ns), int(size), int(inode))
+
+
+def _utf8_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode())
 
 
 def _write_json(archive: zipfile.ZipFile, name: str, value: Any) -> None:
