@@ -15,6 +15,7 @@ import logging
 import shutil
 import sqlite3
 import threading
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from ragls.model import Document, Symbol
 from ragls.rag import snapshot
 from ragls.rag.generation import Delta, FileRecord, GenerationImage
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+TERM_SEPARATOR = "\x00"  # no token contains it
 STORE_FILE = "index.sqlite3"
 log = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, mtime_ns INTEGER, size INTEGER, inode INTEGER,
     decoded_chars INTEGER NOT NULL, n_symbols INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL, terms TEXT);
+    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL, terms TEXT, counts BLOB);
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file);
 CREATE TABLE IF NOT EXISTS symbols (
     file TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
@@ -247,14 +249,14 @@ class IndexStore:
 def _write(connection: sqlite3.Connection, delta: Delta) -> None:
     connection.executemany("DELETE FROM chunks WHERE id = ?", ((i,) for i in delta.remove_ids))
     connection.executemany(
-        "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms) VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms, counts) VALUES (?, ?, ?, ?, ?, ?)",
         (
             (
                 d.id,
                 d.metadata.get("file") if d.metadata.get("source") == "file" else None,
                 d.content,
                 json.dumps(dict(d.metadata)),
-                json.dumps(delta.terms[d.id]) if d.id in delta.terms else None,
+                *_encode_terms(delta.terms.get(d.id)),
             )
             for d in delta.add
         ),
@@ -276,16 +278,31 @@ def _write(connection: sqlite3.Connection, delta: Delta) -> None:
     )
 
 
+def _encode_terms(terms: TermCounts | None) -> tuple[str | None, bytes | None]:
+    """Term counts as NUL-joined terms and int32 counts: an order of magnitude faster than JSON."""
+    if terms is None:
+        return None, None
+    return TERM_SEPARATOR.join(terms.terms), array("i", terms.counts).tobytes()
+
+
+def _decode_terms(terms: str, counts: bytes) -> TermCounts:
+    numbers = array("i")
+    numbers.frombytes(counts)
+    names = tuple(terms.split(TERM_SEPARATOR)) if terms else ()
+    if len(names) != len(numbers):
+        raise ValueError("stored terms and counts disagree")
+    return TermCounts(names, tuple(numbers))
+
+
 def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
     delta = Delta()
     chunk_ids: dict[str, list[str]] = {}
-    for chunk_id, file, content, metadata, terms in connection.execute(
-        "SELECT id, file, content, metadata, terms FROM chunks ORDER BY rowid"
+    for chunk_id, file, content, metadata, terms, counts in connection.execute(
+        "SELECT id, file, content, metadata, terms, counts FROM chunks ORDER BY rowid"
     ):
         delta.add.append(Document(chunk_id, content, json.loads(metadata)))
-        if terms is not None:
-            names, counts = json.loads(terms)
-            delta.terms[chunk_id] = TermCounts(tuple(names), tuple(counts))
+        if terms is not None and counts is not None:
+            delta.terms[chunk_id] = _decode_terms(terms, counts)
         if file is not None:
             chunk_ids.setdefault(file, []).append(chunk_id)
     for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(
