@@ -1,8 +1,9 @@
-"""Hand freed memory back to the operating system after the large, short-lived work of a session.
+"""Memory around the large, short-lived work of a session: bulk loads, full runs, snapshots.
 
-A full index run and a snapshot write free tens of megabytes of temporary objects, but glibc keeps
-freed heap pages mapped, so the process's resident size stays at its peak. `malloc_trim` returns
-them (measured on a 6,800-file folder: 302 MB -> 250 MB). Elsewhere this does nothing.
+Building tens of thousands of objects at once wakes the cyclic collector again and again to scan
+a heap that holds no cycles; pausing it saves 6% of a full run and a third of a snapshot load
+(measured on a 6,800-file folder). Afterwards glibc keeps freed heap pages mapped, so the resident
+size stays at its peak; `malloc_trim` returns them (302 MB -> 250 MB). Elsewhere that does nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +11,39 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import gc
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_collector_was_enabled = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside; nested and concurrent pauses resume only when the last ends.
+
+    What was built inside is then frozen (`gc.freeze`): a large index is a million long-lived
+    objects, and rescanning them at every later allocation burst would pause searches for 100+ ms.
+    """
+    global _pauses, _collector_was_enabled
+    with _pause_lock:
+        if _pauses == 0:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0:
+                gc.freeze()
+                if _collector_was_enabled:
+                    gc.enable()
 
 
 @functools.cache

@@ -26,7 +26,7 @@ from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbo
 from ragls.rag.embedding_worker import EmbeddingWorker
 from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
-from ragls.rag.memory import release_free_memory
+from ragls.rag.memory import collector_paused, release_free_memory
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever, WhenComplete
@@ -95,7 +95,7 @@ class RagService:
         full: bool = False,
     ) -> RunSummary:
         """Walk and index a folder; a failure leaves the previous generation searchable and is re-raised."""
-        with self._index_lock:
+        with self._index_lock, collector_paused():
             root = path or self.root
             if root is None:
                 raise InvalidArgument("path", "no folder to index: pass a path")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -215,9 +214,6 @@ class RaglsServer(LanguageServer):
             self.active_runs.discard(cancel)
         for notice in service.take_notices():
             self.warn(f"ragls: {notice}")
-        # A large index is millions of long-lived objects; keep the cyclic collector from rescanning them
-        # on every later allocation burst (it would pause searches and file updates for 100+ ms).
-        gc.freeze()
         status = service.status()
         progress.end(f"{status.files} files, {status.chunks} chunks in {summary.seconds:.1f}s")
 

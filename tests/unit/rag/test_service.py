@@ -235,3 +235,16 @@ def test_bad_arguments_name_the_field(tmp_path: Path, call: Any, field: str) -> 
     with pytest.raises(InvalidArgument) as caught:
         call(service)
     assert caught.value.field == field
+
+
+def test_the_collector_pause_nests_and_restores() -> None:
+    import gc
+
+    from ragls.rag.memory import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
