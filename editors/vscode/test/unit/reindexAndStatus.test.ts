@@ -47,6 +47,17 @@ describe("reindex and status", () => {
     assert.match(view.tooltip, /idle, generation 1/);
   });
 
+  it("says indexing, not zero counts, before the first run has reported", async () => {
+    const model = new StatusBarModel();
+    model.setServerState("running");
+    const [folder] = await fetchStatus(server.connection);
+    assert.ok(folder);
+    model.setFolders([{ ...folder, state: "indexing", generation: 0, files: 0, chunks: 0 }]);
+    assert.equal(model.view().text, "ragls indexing");
+    model.setFolders([folder]);
+    assert.match(model.view().text, /^ragls \d+ files · \d+ chunks$/);
+  });
+
   it("reindexes incrementally and fully, and says what it did", async () => {
     writeFileSync(path.join(workspace.root, "src", "extra.py"), "def refund_payment(order):\n    return order.total\n");
     const incremental = await reindexWorkspace(server.connection, { full: false });
