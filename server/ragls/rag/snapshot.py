@@ -9,8 +9,10 @@ it runs no code from the file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,7 +42,9 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
         arrays.update({f"names.{k}": v for k, v in image.names.items()})
     arrays["text_offsets"] = _offsets([_utf8_length(d.content) for d in image.documents])
     header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
-    temporary = path.with_name(path.name + ".tmp")
+    # One temporary file per process, so two servers on one folder never write into the same file.
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    _remove_abandoned(path)
     with open(temporary, "wb") as handle:
         with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
             _write_json(archive, "header.json", header)
@@ -63,6 +67,15 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+
+
+def _remove_abandoned(path: Path, older_than_seconds: float = 3600.0) -> None:
+    """Delete temporary files a killed process left behind."""
+    now = time.time()
+    for leftover in path.parent.glob(f"{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > older_than_seconds:
+                leftover.unlink()
 
 
 def read_header(path: Path) -> dict[str, Any]:
