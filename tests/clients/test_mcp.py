@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from ragls.config import Limits, Settings
 from ragls.mcp.app import create_mcp_server
 from ragls.mcp.session import FolderSession
-from tests.clients.conftest import write_workspace
+from tests.sample_workspace import write_tree
 
 CITATION = re.compile(r"^[\w./-]+:\d+-\d+$")
 TOOLS = {"search_code", "context_prompt", "index_status", "reindex"}
@@ -192,7 +192,7 @@ async def test_search_waits_briefly_for_the_first_index(workspace: Path) -> None
 @pytest.mark.asyncio
 @pytest.mark.timeout(60)
 async def test_a_failed_first_index_is_a_tool_error(tmp_path: Path) -> None:
-    root = write_workspace(tmp_path / "big")
+    root = write_tree(tmp_path / "big")
     session = FolderSession(root, Settings(limits=Limits(max_files=1)), watch=False)
     server = create_mcp_server(session, ready_wait=30)
     session.start()

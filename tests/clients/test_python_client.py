@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.clients.conftest import REPO, write_workspace
+from tests.clients.conftest import REPO
+from tests.sample_workspace import write_tree
 
 from ragls_client import RaglsClient, RaglsError  # isort: skip  (importable through conftest's sys.path)
 from ragls_client.errors import INDEX_FAILED, INVALID_PARAMS, SERVER_EXITED  # isort: skip
@@ -23,7 +24,7 @@ TIMEOUT = 30.0
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_workspace(tmp_path_factory.mktemp("client") / "project")
+    return write_tree(tmp_path_factory.mktemp("client") / "project")
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +161,8 @@ def test_changed_files_are_searchable_without_a_reindex(workspace: Path) -> None
 
 @pytest.mark.timeout(60)
 def test_several_folders_and_clear(tmp_path: Path) -> None:
-    first = write_workspace(tmp_path / "first")
-    second = write_workspace(tmp_path / "second", {"notes.md": "# Notes\n\nThe quarterly budget review.\n"})
+    first = write_tree(tmp_path / "first")
+    second = write_tree(tmp_path / "second", {"notes.md": "# Notes\n\nThe quarterly budget review.\n"})
     with RaglsClient([first, second], command=SERVER_COMMAND, timeout=TIMEOUT) as ragls:
         uris = [folder["folder"].rstrip("/") for folder in ragls.status()["folders"]]
         assert uris == [first.resolve().as_uri(), second.resolve().as_uri()]

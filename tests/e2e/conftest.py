@@ -6,7 +6,6 @@ import asyncio
 import os
 import sys
 import tempfile
-import textwrap
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -18,63 +17,14 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCRe
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tests.sample_workspace import SAMPLE_FILES, write_tree
+
 # Recorded capabilities of the two editors we ship clients for.
 CLIENTS = ["visual-studio-code@v1.65.2", "neovim@v0.10.0"]
 SERVER_COMMAND = [sys.executable, "-m", "ragls", "serve"]
 WAIT_SECONDS = 30.0
 SHUTDOWN_SECONDS = 10.0
 CACHE_HOME = tempfile.mkdtemp(prefix="ragls-e2e-cache-")
-
-SAMPLE_FILES = {
-    "src/auth/middleware.py": '''
-        """Request authentication."""
-
-
-        class AuthMiddleware:
-            """Checks the bearer token of every request."""
-
-            def check(self, request):
-                token = request.headers.get("Authorization")
-                return validate_token(token)
-
-
-        def validate_token(token):
-            return token is not None and token.startswith("Bearer ")
-    ''',
-    "src/db/pool.py": """
-        class ConnectionPool:
-            def acquire(self):
-                return self.connections.pop()
-
-            def release(self, connection):
-                self.connections.append(connection)
-    """,
-    "web/router.js": """
-        function matchRoute(path, routes) {
-          return routes.find((route) => route.pattern.test(path));
-        }
-
-        class Router {
-          dispatch(request) {
-            return matchRoute(request.url, this.routes);
-          }
-        }
-    """,
-    "docs/guide.md": """
-        # Guide
-
-        ## Installing
-
-        Run the installer with pip.
-
-        ## Rate limiting
-
-        Requests over the quota get a 429 answer from the throttle.
-    """,
-    "build/generated.py": "def generated_code(): pass\n",
-    ".gitignore": "secret_notes.txt\n",
-    "secret_notes.txt": "the launch code is swordfish\n",
-}
 
 
 def dict_params_converter() -> Any:
@@ -89,14 +39,6 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=dict_params_converter)
     register_lsp_features(client)
     return client
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
 
 
 @pytest.fixture

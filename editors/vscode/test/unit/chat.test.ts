@@ -1,9 +1,9 @@
 // @ragls's model against the real server, with a stand-in chat model (VS Code's is not in Node).
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { answerChat, ChatModel, ChatOutput, NO_MODEL_MESSAGE, USAGE_MESSAGE } from "../../src/models/chat";
 import { RagResult } from "../../src/protocol";
-import { TestServer, Workspace } from "./server";
+import { TestServer, withIndexedServer } from "./server";
 
 interface Recorded extends ChatOutput {
   text: string[];
@@ -24,18 +24,9 @@ function recorder(): Recorded {
 }
 
 describe("answerChat", () => {
-  let workspace: Workspace;
   let server: TestServer;
-
-  before(async () => {
-    workspace = new Workspace();
-    server = await TestServer.start(workspace);
-    await server.waitForIndex();
-  });
-
-  after(async () => {
-    await server.stop();
-    workspace.remove();
+  withIndexedServer((_, running) => {
+    server = running;
   });
 
   it("sends the fenced prompt to the model, streams its answer and cites the sources", async () => {

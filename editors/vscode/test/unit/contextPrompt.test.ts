@@ -1,22 +1,13 @@
 // Copy/Open Context Prompt's model against the real server: both formats, the summary, the selection rule.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { buildContextPrompt, questionFromSelection } from "../../src/models/contextPrompt";
-import { TestServer, Workspace } from "./server";
+import { TestServer, withIndexedServer } from "./server";
 
 describe("buildContextPrompt", () => {
-  let workspace: Workspace;
   let server: TestServer;
-
-  before(async () => {
-    workspace = new Workspace();
-    server = await TestServer.start(workspace);
-    await server.waitForIndex();
-  });
-
-  after(async () => {
-    await server.stop();
-    workspace.remove();
+  withIndexedServer((_, running) => {
+    server = running;
   });
 
   it("builds the fenced prompt with the sources and the question last", async () => {

@@ -2,26 +2,17 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { ResponseError } from "vscode-jsonrpc";
 import * as protocol from "../../src/protocol";
-import { TestServer, Workspace } from "./server";
+import { TestServer, withIndexedServer } from "./server";
 
 const SOURCE = path.resolve(__dirname, "..", "..", "..", "src");
 
 describe("protocol.ts", () => {
-  let workspace: Workspace;
   let server: TestServer;
-
-  before(async () => {
-    workspace = new Workspace();
-    server = await TestServer.start(workspace);
-    await server.waitForIndex();
-  });
-
-  after(async () => {
-    await server.stop();
-    workspace.remove();
+  withIndexedServer((_, running) => {
+    server = running;
   });
 
   it("names the server commands the server advertises", () => {

@@ -5,21 +5,14 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { reindexWorkspace } from "../../src/models/reindex";
 import { describeFolders, fetchStatus, folderName, parseProgressMessage, StatusBarModel } from "../../src/models/status";
-import { FIXTURE_FILES, TestServer, Workspace } from "./server";
+import { FIXTURE_FILES, TestServer, Workspace, withIndexedServer } from "./server";
 
 describe("reindex and status", () => {
   let workspace: Workspace;
   let server: TestServer;
-
-  before(async () => {
-    workspace = new Workspace();
-    server = await TestServer.start(workspace);
-    await server.waitForIndex();
-  });
-
-  after(async () => {
-    await server.stop();
-    workspace.remove();
+  withIndexedServer((started, running) => {
+    workspace = started;
+    server = running;
   });
 
   it("drives the status-bar item from the first run's progress, then shows counts", async () => {

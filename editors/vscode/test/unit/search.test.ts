@@ -1,23 +1,16 @@
 // Search Workspace's model against the real server: rows, debounce, stale answers, errors.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { firstLine, openTarget, SearchSession, SearchState, toSearchItem } from "../../src/models/search";
 import { AddDocumentRequest, RagConnection, SearchRequest } from "../../src/protocol";
-import { TestServer, Workspace } from "./server";
+import { TestServer, Workspace, withIndexedServer } from "./server";
 
 describe("SearchSession", () => {
   let workspace: Workspace;
   let server: TestServer;
-
-  before(async () => {
-    workspace = new Workspace();
-    server = await TestServer.start(workspace);
-    await server.waitForIndex();
-  });
-
-  after(async () => {
-    await server.stop();
-    workspace.remove();
+  withIndexedServer((started, running) => {
+    workspace = started;
+    server = running;
   });
 
   /** The real connection, counting the rag/search requests that reach it. */

@@ -4,6 +4,7 @@ import { ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
+import { after, before } from "node:test";
 import { pathToFileURL } from "node:url";
 import { createMessageConnection, MessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { FolderStatus, StatusRequest } from "../../src/protocol";
@@ -200,4 +201,23 @@ export class TestServer {
     connection.onNotification("window/showMessage", (params: { message: string }) => this.messages.push(params.message));
     connection.onNotification("window/logMessage", () => undefined);
   }
+}
+
+/**
+ * Start the real server on a fresh workspace before a suite's tests (waiting for its first index)
+ * and stop it after; `ready` hands the suite both.
+ */
+export function withIndexedServer(ready: (workspace: Workspace, server: TestServer) => void): void {
+  let workspace: Workspace | undefined;
+  let server: TestServer | undefined;
+  before(async () => {
+    workspace = new Workspace();
+    server = await TestServer.start(workspace);
+    await server.waitForIndex();
+    ready(workspace, server);
+  });
+  after(async () => {
+    await server?.stop();
+    workspace?.remove();
+  });
 }
