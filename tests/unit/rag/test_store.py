@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragls.config import Settings
+from ragls.config import Settings, Weights
 from ragls.rag import service as service_module
 from ragls.rag.service import RagService
 from ragls.rag.store import list_stores, remove_stale_stores, store_path
@@ -233,3 +233,19 @@ def test_a_corrupt_snapshot_falls_back_to_the_store(tmp_path: Path) -> None:
     assert again._store is not None
     stored = again._store.load()
     assert stored is not None and stored.image is not None
+
+
+def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    plain = RagService(root, Settings(cache_dir=str(cache), weights=Weights(names=0.0)), persist=True)
+    plain.index_directory()
+    plain.close()
+    restarted = service(root, cache)
+    assert restarted._store is not None
+    stored = restarted._store.load()
+    assert stored is not None and stored.image is not None and stored.image.names is None
+    restarted.index_directory()
+    assert restarted.state.names is not None and len(restarted.state.names) == restarted.status().chunks
+    fresh = service(root, tmp_path / "fresh-cache")
+    fresh.index_directory()
+    assert _answers(restarted) == _answers(fresh)
