@@ -24,7 +24,7 @@ from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
 from ragls.rag.embedding_worker import EmbeddingWorker
-from ragls.rag.generation import Delta, IndexState
+from ragls.rag.generation import Delta, GenerationImage, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.memory import collector_paused, release_free_memory
 from ragls.rag.priors import path_prior
@@ -43,6 +43,16 @@ DENSE_FUSION_DEPTH = 50
 SNAPSHOT_QUIET_SECONDS = 30.0
 SNAPSHOT_MAX_WAIT_SECONDS = 60.0
 SEARCH_PAUSE_SECONDS = 1.0
+
+
+@dataclass
+class _Capture:
+    """A generation copied for the snapshot, with the store revision it matches and its order."""
+
+    store: IndexStore
+    image: GenerationImage
+    revision: str
+    number: int
 
 
 @dataclass
@@ -82,6 +92,8 @@ class RagService:
         self._skipped: Counter[str] = Counter()
         self._snapshot_timer: threading.Timer | None = None
         self._snapshot_requested_at: float | None = None
+        self._snapshot_write_lock = threading.Lock()
+        self._snapshot_captures = self._snapshot_written = 0
         self._last_search_at = 0.0
         self._closed = False
 
@@ -206,25 +218,45 @@ class RagService:
             return
         self._snapshot_when_quiet(SNAPSHOT_QUIET_SECONDS)
 
-    def _write_snapshot(self) -> None:
-        """Copy the generation to the store's snapshot unless it is current; the caller holds the index lock.
+    def _capture_snapshot(self) -> _Capture | None:
+        """Copy the generation out for the snapshot unless it is current; the caller holds the index lock.
 
         Commits in between are saved as SQLite rows only. The snapshot follows a full run after a
         moment, edits once they go quiet, and `close` in any case, so a restart rarely has to
         rebuild from rows (which is correct, only slower).
         """
-        store = self._store
         if self._snapshot_timer is not None:
             self._snapshot_timer.cancel()
             self._snapshot_timer = None
         self._snapshot_requested_at = None
-        if store is None or store.snapshot_is_current:
-            return
-        try:
-            store.write_snapshot(self.state.image(), store.revision)
-        except OSError as exc:
-            log.warning("writing the index snapshot to %s failed: %s", store.snapshot_path, exc)
-        release_free_memory()
+        store = self._store
+        if store is None or store.revision is None or store.snapshot_is_current:
+            return None
+        self._snapshot_captures += 1
+        return _Capture(store, self.state.image(), store.revision, self._snapshot_captures)
+
+    def _write_snapshot(self, captured: _Capture) -> None:
+        """Write a captured generation; outside the index lock, so file events are not held up meanwhile."""
+        with self._snapshot_write_lock:
+            if captured.number < self._snapshot_written:
+                return  # a later copy was written while this one waited
+            try:
+                captured.store.write_snapshot(captured.image, captured.revision)
+            except OSError as exc:
+                log.warning("writing the index snapshot to %s failed: %s", captured.store.snapshot_path, exc)
+            self._snapshot_written = captured.number
+
+    def _snapshot_now(self, closing: bool = False) -> None:
+        """Capture under the index lock, write outside it, then hand the copy's memory back."""
+        with self._index_lock:
+            if self._closed and not closing:
+                return
+            self._closed = self._closed or closing
+            captured = self._capture_snapshot() if self.state.generation >= 1 else None
+        if captured is not None:
+            self._write_snapshot(captured)
+            del captured
+            release_free_memory()
 
     def _snapshot_when_quiet(self, delay: float) -> None:
         """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
@@ -253,9 +285,7 @@ class RagService:
         if searching and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
             self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
             return
-        with self._index_lock:
-            if not self._closed:
-                self._write_snapshot()
+        self._snapshot_now()
 
     def _save_vectors(self, items: list[tuple[str, Any]]) -> None:
         store, vectors = self._store, self.state.vectors
@@ -266,12 +296,9 @@ class RagService:
         """Stop background work (the embedder), write the snapshot if changes are not in it, close the store."""
         if self._embedder is not None:
             self._embedder.stop()
-        with self._index_lock:
-            self._closed = True
-            if self._store is not None and self.state.generation >= 1:
-                self._write_snapshot()
-            if self._store is not None:
-                self._store.close()
+        self._snapshot_now(closing=True)
+        if self._store is not None:
+            self._store.close()
 
     def _report(self, message: str) -> None:
         log.warning("%s", message)

@@ -15,6 +15,7 @@ import logging
 import shutil
 import sqlite3
 import threading
+import uuid
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,8 +101,10 @@ class IndexStore:
         self.recipe = recipe
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
-        self.revision = 0  # counts saves; a snapshot is current when it names the same revision
-        self.snapshot_revision: int | None = None
+        # A fresh random token per save: a snapshot is current only when it names the same one, so a
+        # snapshot can never be mistaken for a store that was cleared and rebuilt since it was written.
+        self.revision: str | None = None
+        self.snapshot_revision: str | None = None
 
     @property
     def snapshot_path(self) -> Path:
@@ -123,7 +126,7 @@ class IndexStore:
                     return None
                 if meta.get("folder") != str(self.root):
                     raise StoreError(f"{self.path} belongs to {meta.get('folder')!r}, not {self.root}")
-                self.revision = int(meta.get("revision", "0"))
+                self.revision = meta.get("revision")
                 image = self._current_snapshot()
                 if image is not None:
                     return StoredIndex(
@@ -141,14 +144,12 @@ class IndexStore:
             connection = self._connect()
             with connection:
                 _write(connection, delta)
-                # Read inside the write transaction, so two processes sharing a store never reuse a number.
-                row = connection.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
-                revision = int(row[0]) + 1 if row else 1
+                revision = uuid.uuid4().hex
                 meta = {
                     "schema": SCHEMA_VERSION,
                     "recipe": self.recipe,
                     "folder": str(self.root),
-                    "revision": str(revision),
+                    "revision": revision,
                     "generation": str(generation),
                     "committedAt": committed_at or "",
                     "manualIds": json.dumps(sorted(manual_ids)),
@@ -158,9 +159,9 @@ class IndexStore:
 
     @property
     def snapshot_is_current(self) -> bool:
-        return self.snapshot_revision == self.revision
+        return self.revision is not None and self.snapshot_revision == self.revision
 
-    def write_snapshot(self, image: GenerationImage, revision: int) -> None:
+    def write_snapshot(self, image: GenerationImage, revision: str) -> None:
         """Save a generation for fast loading; `revision` is the store's revision when it was copied."""
         header = {
             "schema": SCHEMA_VERSION,
@@ -243,7 +244,7 @@ class IndexStore:
             for table in ("meta", "files", "chunks", "symbols", "vectors"):
                 connection.execute(f"DELETE FROM {table}")
         self.snapshot_path.unlink(missing_ok=True)
-        self.revision, self.snapshot_revision = 0, None
+        self.revision, self.snapshot_revision = None, None
 
 
 def _write(connection: sqlite3.Connection, delta: Delta) -> None:

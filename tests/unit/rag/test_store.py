@@ -249,3 +249,24 @@ def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one
     fresh = service(root, tmp_path / "fresh-cache")
     fresh.index_directory()
     assert _answers(restarted) == _answers(fresh)
+
+
+def test_a_snapshot_from_before_a_clear_is_never_loaded(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    first.close()
+    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    old = snapshot.read_bytes()
+    cleared = service(root, cache)
+    cleared.index_directory()
+    cleared.clear()
+    (root / "a.py").write_text("def omega_handler(request):\n    return request.omega\n")
+    cleared.index_directory()
+    snapshot.write_bytes(old)  # as if a write from before the clear landed late
+    restarted = service(root, cache)
+    assert restarted._store is not None
+    stored = restarted._store.load()
+    assert stored is not None and stored.image is None
+    restarted.index_directory()
+    assert top(restarted, "omega_handler") == "a.py#omega_handler"
