@@ -249,11 +249,16 @@ class Postings:
         postings._base_frequencies = arrays["base_frequencies"].astype(np.float32, copy=False)
         postings._base_end, postings.n_dead = (int(v) for v in arrays["base_end"])
         n_slots = len(postings.documents)
+        base_slots = postings._base_slots
         if not (
             len(postings._forward_offsets) == n_slots + 1
+            and postings._forward_offsets[-1] == len(postings._forward_terms) == len(postings._forward_counts)
             and len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
             and len(postings._document_frequency) == len(names)
-            and postings._base_end <= n_slots
+            and len(postings._base_offsets) in (1, len(names) + 1)
+            and postings._base_offsets[-1] == len(base_slots) == len(postings._base_frequencies)
+            and (len(base_slots) == 0 or int(base_slots.max()) < postings._base_end <= n_slots)
+            and (len(postings._forward_terms) == 0 or max(postings._forward_terms) < len(names))
         ):
             raise ValueError("the saved index arrays do not fit together")
         postings._indexed_end = n_slots

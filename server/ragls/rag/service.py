@@ -30,7 +30,7 @@ from ragls.rag.memory import collector_paused, release_free_memory
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever, WhenComplete
-from ragls.rag.store import IndexStore, StoreError, store_path
+from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
 
 MAX_TOP_K = 100
 log = logging.getLogger(__name__)
@@ -201,10 +201,23 @@ class RagService:
             if self.state.vectors is not None:
                 self.state.vectors.cache.update(self._store.load_vectors(self.state.vectors.provider.model))
             if stored.image is not None:
-                self.state.install(stored.image)
-            elif stored.delta is not None:
+                stored = self._install_snapshot(stored)
+            if stored.delta is not None:
                 self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self._manual_ids = set(stored.manual_ids)
+
+    def _install_snapshot(self, stored: StoredIndex) -> StoredIndex:
+        """Install the snapshot's image; one that does not fit together is reported, removed, and the rows used."""
+        assert stored.image is not None and self._store is not None
+        try:
+            self.state.install(stored.image)
+            return stored
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            self.state.clear()
+            self._report(f"the index snapshot {self._store.snapshot_path} is unusable ({exc}); using the store instead")
+            self._store.snapshot_path.unlink(missing_ok=True)
+            self._store.snapshot_revision = None
+            return self._store.load() or stored
 
     def _save(self, delta: Delta) -> None:
         """Persist a committed delta; a store that fails is reported once and then left alone."""

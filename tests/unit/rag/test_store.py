@@ -270,3 +270,29 @@ def test_a_snapshot_from_before_a_clear_is_never_loaded(tmp_path: Path) -> None:
     assert stored is not None and stored.image is None
     restarted.index_directory()
     assert top(restarted, "omega_handler") == "a.py#omega_handler"
+
+
+def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    import numpy as np
+
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    expected = _answers(first)
+    first.close()
+    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    with zipfile.ZipFile(snapshot) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(1, dtype=np.float32))  # a well-formed array of the wrong length
+    members["index.lengths.npy"] = buffer.getvalue()
+    with zipfile.ZipFile(snapshot, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert any("unusable" in notice for notice in restarted.take_notices())
+    assert _answers(restarted) == expected and restarted.chunk_calls == 0
