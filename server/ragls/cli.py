@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
 import time
@@ -38,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("ragls: interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`ragls search ... | head`): not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,8 +220,10 @@ def _indexed_service(args: argparse.Namespace) -> Iterator[tuple[RagService, Run
     try:
         yield service, summary
     finally:
-        sys.stdout.flush()
-        service.close()
+        try:
+            sys.stdout.flush()
+        finally:
+            service.close()
 
 
 def _index(args: argparse.Namespace) -> int:

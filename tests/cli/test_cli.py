@@ -92,3 +92,19 @@ def test_a_second_run_reuses_the_stored_index_and_cache_commands(project: Path) 
     assert str(project.resolve()) not in ragls("cache", "list").stdout
     uncached = ragls("index", str(project), "-q", "--no-cache")
     assert "reused 0" in uncached.stdout and str(project.resolve()) not in ragls("cache", "list").stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_reader_that_goes_away_is_not_an_error(project: Path) -> None:
+    """`ragls search ... | head -1`: the pipe closes early; that is no error and prints no traceback."""
+    env = {**os.environ, "XDG_CACHE_HOME": CACHE_HOME}
+    search = subprocess.Popen(
+        [sys.executable, "-m", "ragls", "search", str(project), "token", "-k", "20", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert search.stdout is not None and search.stderr is not None
+    search.stdout.close()  # the reader is gone before the answer is written
+    stderr = search.stderr.read().decode()
+    assert search.wait(timeout=90) == 0 and "Traceback" not in stderr, stderr
