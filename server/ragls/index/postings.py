@@ -255,7 +255,7 @@ class Postings:
             and postings._forward_offsets[-1] == len(postings._forward_terms) == len(postings._forward_counts)
             and len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
             and len(postings._document_frequency) == len(names)
-            and len(postings._base_offsets) in (1, len(names) + 1)
+            and 1 <= len(postings._base_offsets) <= len(names) + 1  # terms new since the rebuild are tail-only
             and postings._base_offsets[-1] == len(base_slots) == len(postings._base_frequencies)
             and (len(base_slots) == 0 or int(base_slots.max()) < postings._base_end <= n_slots)
             and (len(postings._forward_terms) == 0 or max(postings._forward_terms) < len(names))

@@ -86,17 +86,22 @@ def test_export_and_load_round_trip_with_a_tail_and_dead_slots() -> None:
     for i in range(400):
         live[f"d{i}"] = _document(rng, f"d{i}")
         postings.add(*live[f"d{i}"])
-    postings.refresh()
+    postings.rebuild()
     for i in range(0, 400, 9):
         postings.remove(f"d{i}")
         del live[f"d{i}"]
     live["d3"] = _document(rng, "d3")
     postings.add(*live["d3"])
+    brand_new = Document("d-new", "zebra", {"file": "new.py"})
+    live["d-new"] = (brand_new, ["zebra", "w1"])  # a term the base has never seen lives only in the tail
+    postings.add(brand_new, ["zebra", "w1"])
     postings.refresh()
+    assert postings._tail and len(postings._base_offsets) < len(postings._term_ids) + 1
     arrays = {name: np.array(value) for name, value in postings.export().items()}
     loaded = Postings()
     loaded.load(arrays, postings.documents)
     assert _answers(loaded) == _answers(postings) == _answers(_fresh(live))
+    assert loaded.term_postings("zebra") is not None
     loaded.add(*_document(rng, "new"))
     loaded.refresh()
     assert loaded.term_postings("w1") is not None

@@ -296,3 +296,22 @@ def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_pa
     restarted.index_directory()
     assert any("unusable" in notice for notice in restarted.take_notices())
     assert _answers(restarted) == expected and restarted.chunk_calls == 0
+
+
+def test_a_snapshot_written_after_an_edit_loads_and_answers_the_same(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    first.close()
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
+    edited = service(root, cache)
+    edited.index_directory()
+    expected = [*_answers(edited), top(edited, "zeppelin")]
+    edited.close()
+    restarted = service(root, cache)
+    assert restarted._store is not None
+    stored = restarted._store.load()
+    assert stored is not None and stored.image is not None
+    restarted.index_directory()
+    assert not restarted.take_notices() and restarted.chunk_calls == 0
+    assert [*_answers(restarted), top(restarted, "zeppelin")] == expected
