@@ -118,7 +118,9 @@ CRASHER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from ragls.config import Limits, Settings
+    from ragls.rag import service as service_module
     from ragls.rag.service import RagService
+    service_module.SNAPSHOT_AFTER_RUN_SECONDS = 0.0  # snapshots written while the next run goes on
     root, cache, version = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     for i in range(400):
         (root / f"m{i}.py").write_text(f"def function_{i}():\\n    return 'version{version}'\\n")
