@@ -353,6 +353,7 @@ class RagService:
 
     def ranked_symbols(self, query: str, limit: int = 256) -> list[tuple[tuple[int, int], Symbol]]:
         """Symbols with their sort keys, so callers can merge several sessions' answers."""
+        self._last_search_at = time.monotonic()
         with self.state.lock.reading():
             return self.state.symbols.ranked(query, limit)
 
