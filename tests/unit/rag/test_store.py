@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sqlite3
@@ -9,12 +10,15 @@ import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragls.config import Settings, Weights
 from ragls.rag import service as service_module
+from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
 from ragls.rag.store import list_stores, remove_stale_stores, store_path
 
@@ -170,12 +174,33 @@ def quick_snapshots(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service_module, "SNAPSHOT_AFTER_RUN_SECONDS", 0.1)
 
 
+def snapshot_of(root: Path, cache: Path) -> Path:
+    return store_path(str(cache), root).parent / "snapshot.zip"
+
+
 def wait_for_snapshot(root: Path, cache: Path) -> Path:
-    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    snapshot = snapshot_of(root, cache)
     deadline = time.monotonic() + 10
     while not snapshot.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     return snapshot
+
+
+def indexed_and_closed(root: Path, cache: Path) -> list[object]:
+    """Index, note the answers, close (which writes the snapshot); returns the answers."""
+    first = service(root, cache)
+    first.index_directory()
+    answers = _answers(first)
+    first.close()
+    return answers
+
+
+def stored_image(session: RagService) -> GenerationImage | None:
+    """What a restart of this session would load from the snapshot (None: it would use the rows)."""
+    assert session._store is not None
+    stored = session._store.load()
+    assert stored is not None
+    return stored.image
 
 
 @pytest.mark.usefixtures("quick_snapshots")
@@ -186,9 +211,7 @@ def test_a_restart_loads_the_snapshot_and_answers_the_same(tmp_path: Path) -> No
     expected = _answers(first)
     assert wait_for_snapshot(root, cache).exists()  # written shortly after the full run, without waiting for close
     restarted = service(root, cache)
-    assert restarted._store is not None
-    stored = restarted._store.load()
-    assert stored is not None and stored.image is not None and stored.delta is None
+    assert stored_image(restarted) is not None
     restarted.index_directory()
     assert restarted.chunk_calls == 0
     assert _answers(restarted) == expected
@@ -203,27 +226,20 @@ def test_a_stale_snapshot_is_not_used_and_close_refreshes_it(tmp_path: Path) -> 
     first.add_document("Deploys go out on Tuesdays", document_id="deploys")
     expected = _answers(first)
     stale = service(root, cache)
-    assert stale._store is not None
-    stored = stale._store.load()
-    assert stored is not None and stored.image is None  # the snapshot predates the added document
+    assert stored_image(stale) is None  # the snapshot predates the added document
     stale.index_directory()
     assert _answers(stale) == expected
     stale.close()
     fresh = service(root, cache)
-    assert fresh._store is not None
-    stored = fresh._store.load()
-    assert stored is not None and stored.image is not None
+    assert stored_image(fresh) is not None
     fresh.index_directory()
     assert _answers(fresh) == expected
 
 
 def test_a_corrupt_snapshot_falls_back_to_the_store(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
-    first = service(root, cache)
-    first.index_directory()
-    expected = _answers(first)
-    first.close()
-    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    expected = indexed_and_closed(root, cache)
+    snapshot = snapshot_of(root, cache)
     snapshot.write_bytes(snapshot.read_bytes()[:300])
     restarted = service(root, cache)
     restarted.index_directory()
@@ -231,10 +247,7 @@ def test_a_corrupt_snapshot_falls_back_to_the_store(tmp_path: Path) -> None:
     assert restarted.chunk_calls == 0
     restarted.close()
     assert snapshot.exists()  # rewritten from the rows it fell back to
-    again = service(root, cache)
-    assert again._store is not None
-    stored = again._store.load()
-    assert stored is not None and stored.image is not None
+    assert stored_image(service(root, cache)) is not None
 
 
 def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one(tmp_path: Path) -> None:
@@ -243,9 +256,8 @@ def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one
     plain.index_directory()
     plain.close()
     restarted = service(root, cache)
-    assert restarted._store is not None
-    stored = restarted._store.load()
-    assert stored is not None and stored.image is not None and stored.image.names is None
+    image = stored_image(restarted)
+    assert image is not None and image.names is None
     restarted.index_directory()
     assert restarted.state.names is not None and len(restarted.state.names) == restarted.status().chunks
     fresh = service(root, tmp_path / "fresh-cache")
@@ -255,10 +267,8 @@ def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one
 
 def test_a_snapshot_from_before_a_clear_is_never_loaded(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
-    first = service(root, cache)
-    first.index_directory()
-    first.close()
-    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    indexed_and_closed(root, cache)
+    snapshot = snapshot_of(root, cache)
     old = snapshot.read_bytes()
     cleared = service(root, cache)
     cleared.index_directory()
@@ -267,25 +277,15 @@ def test_a_snapshot_from_before_a_clear_is_never_loaded(tmp_path: Path) -> None:
     cleared.index_directory()
     snapshot.write_bytes(old)  # as if a write from before the clear landed late
     restarted = service(root, cache)
-    assert restarted._store is not None
-    stored = restarted._store.load()
-    assert stored is not None and stored.image is None
+    assert stored_image(restarted) is None
     restarted.index_directory()
     assert top(restarted, "omega_handler") == "a.py#omega_handler"
 
 
 def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_path: Path) -> None:
-    import io
-    import zipfile
-
-    import numpy as np
-
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
-    first = service(root, cache)
-    first.index_directory()
-    expected = _answers(first)
-    first.close()
-    snapshot = store_path(str(cache), root).parent / "snapshot.zip"
+    expected = indexed_and_closed(root, cache)
+    snapshot = snapshot_of(root, cache)
     with zipfile.ZipFile(snapshot) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     buffer = io.BytesIO()
@@ -302,18 +302,14 @@ def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_pa
 
 def test_a_snapshot_written_after_an_edit_loads_and_answers_the_same(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
-    first = service(root, cache)
-    first.index_directory()
-    first.close()
+    indexed_and_closed(root, cache)
     (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
     edited = service(root, cache)
     edited.index_directory()
     expected = [*_answers(edited), top(edited, "zeppelin")]
     edited.close()
     restarted = service(root, cache)
-    assert restarted._store is not None
-    stored = restarted._store.load()
-    assert stored is not None and stored.image is not None
+    assert stored_image(restarted) is not None
     restarted.index_directory()
     assert not restarted.take_notices() and restarted.chunk_calls == 0
     assert [*_answers(restarted), top(restarted, "zeppelin")] == expected
