@@ -13,14 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ragls.index.tokenize import TermCounts
+from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document
 
 _TAIL_MIN_POSTINGS = 4096
 _TAIL_SHARE = 0.25
 _COMPACT_MIN_DEAD = 2048
 _COMPACT_DEAD_SHARE = 0.3
-SEPARATOR = "\x00"  # no token contains it
 
 
 class Postings:
@@ -211,7 +210,7 @@ class Postings:
     def export(self) -> dict[str, np.ndarray]:
         """Every array that defines the index (the documents are the caller's), for a snapshot."""
         return {
-            "terms": np.frombuffer(SEPARATOR.join(self._term_ids).encode(), dtype=np.uint8).copy(),
+            "terms": np.frombuffer(join_terms(self._term_ids).encode(), dtype=np.uint8).copy(),
             "forward_offsets": np.array(self._forward_offsets, dtype=np.int64),
             "forward_terms": np.array(self._forward_terms, dtype=np.int32),
             "forward_counts": np.array(self._forward_counts, dtype=np.float32),
@@ -232,8 +231,7 @@ class Postings:
         Loads in place, since views (a BM25 ranking of the knowledge base) share this object.
         """
         postings = Postings()
-        text = arrays["terms"].tobytes().decode()
-        names = text.split(SEPARATOR) if text else []
+        names = split_terms(arrays["terms"].tobytes().decode())
         postings._term_ids = dict(zip(names, range(len(names)), strict=True))
         postings.documents = list(documents)
         postings.slot_of = {d.id: slot for slot, d in enumerate(postings.documents) if d is not None}

@@ -54,7 +54,7 @@ class SymbolIndex:
     def _flattened(self) -> tuple[list[Symbol], np.ndarray, list[_Entry | None]]:
         flat = self._flat
         if flat is None:
-            symbols = [symbol for file_symbols in self._by_file.values() for symbol in file_symbols]
+            symbols = self.all()
             flat = self._flat = (symbols, _masks([s.qualified_name.lower() for s in symbols]), [None] * len(symbols))
         return flat
 
@@ -94,26 +94,18 @@ def _entry(symbol: Symbol) -> _Entry:
 
 
 def _mask(text: str) -> int:
-    """A bit per character class present: a-z, 0-9, and one shared bit for everything else."""
-    mask = 0
-    for char in text:
-        if "a" <= char <= "z":
-            mask |= 1 << (ord(char) - 97)
-        elif "0" <= char <= "9":
-            mask |= 1 << (26 + ord(char) - 48)
-        else:
-            mask |= 1 << 36
-    return mask
+    return int(_batch_masks([text])[0])
 
 
 def _masks(texts: list[str], batch: int = 4096) -> np.ndarray:
-    """`_mask` of every text, in numpy over batches of texts (which bounds the temporary arrays)."""
+    """`_mask` of every text, over batches of texts (which bounds the temporary arrays)."""
     return np.concatenate(
         [np.zeros(0, dtype=np.int64)] + [_batch_masks(texts[i : i + batch]) for i in range(0, len(texts), batch)]
     )
 
 
 def _batch_masks(texts: list[str]) -> np.ndarray:
+    """Per text, a bit per character class present: a-z, 0-9, and one shared bit for everything else."""
     joined = "\x00".join(texts) + "\x00"
     codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     bits = np.full(codes.shape, 1 << 36, dtype=np.int64)

@@ -99,8 +99,19 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _CACHE_LIMIT = 500_000
 
 Tokenizer = Callable[[str], list[str]]
+# Joins a document's terms into one string for storage; no tokenizer ever produces it.
+TERM_SEPARATOR = "\x00"
 # Term counts per document id, computed once and shared by the stores that index the same text.
 TermTable = Mapping[str, "TermCounts"]
+
+
+def join_terms(terms: Iterable[str]) -> str:
+    """Terms as one string (for snapshots and the store); `split_terms` undoes it."""
+    return TERM_SEPARATOR.join(terms)
+
+
+def split_terms(text: str) -> list[str]:
+    return text.split(TERM_SEPARATOR) if text else []
 
 
 class TermCounts(NamedTuple):

@@ -215,8 +215,7 @@ class RagService:
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             self.state.clear()
             self._report(f"the index snapshot {self._store.snapshot_path} is unusable ({exc}); using the store instead")
-            self._store.snapshot_path.unlink(missing_ok=True)
-            self._store.snapshot_revision = None
+            self._store.discard_snapshot()
             return self._store.load() or stored
 
     def _save(self, delta: Delta) -> None:

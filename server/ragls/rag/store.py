@@ -23,13 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ragls.index.tokenize import TermCounts
+from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document, Symbol
 from ragls.rag import snapshot
 from ragls.rag.generation import Delta, FileRecord, GenerationImage
 
 SCHEMA_VERSION = "2"
-TERM_SEPARATOR = "\x00"  # no token contains it
 STORE_FILE = "index.sqlite3"
 log = logging.getLogger(__name__)
 
@@ -157,6 +156,11 @@ class IndexStore:
                 connection.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
             self.revision = revision
 
+    def discard_snapshot(self) -> None:
+        """Delete the snapshot file; loading then uses the SQLite rows until a new one is written."""
+        self.snapshot_path.unlink(missing_ok=True)
+        self.snapshot_revision = None
+
     @property
     def snapshot_is_current(self) -> bool:
         return self.revision is not None and self.snapshot_revision == self.revision
@@ -192,7 +196,7 @@ class IndexStore:
             image = snapshot.read(path)
         except snapshot.SnapshotError as exc:
             log.warning("%s; loading the index from %s instead", exc, self.path.name)
-            path.unlink(missing_ok=True)
+            self.discard_snapshot()
             return None
         self.snapshot_revision = self.revision
         return image
@@ -243,8 +247,8 @@ class IndexStore:
         with connection:
             for table in ("meta", "files", "chunks", "symbols", "vectors"):
                 connection.execute(f"DELETE FROM {table}")
-        self.snapshot_path.unlink(missing_ok=True)
-        self.revision, self.snapshot_revision = None, None
+        self.discard_snapshot()
+        self.revision = None
 
 
 def _write(connection: sqlite3.Connection, delta: Delta) -> None:
@@ -283,13 +287,13 @@ def _encode_terms(terms: TermCounts | None) -> tuple[str | None, bytes | None]:
     """Term counts as NUL-joined terms and int32 counts: an order of magnitude faster than JSON."""
     if terms is None:
         return None, None
-    return TERM_SEPARATOR.join(terms.terms), array("i", terms.counts).tobytes()
+    return join_terms(terms.terms), array("i", terms.counts).tobytes()
 
 
 def _decode_terms(terms: str, counts: bytes) -> TermCounts:
     numbers = array("i")
     numbers.frombytes(counts)
-    names = tuple(terms.split(TERM_SEPARATOR)) if terms else ()
+    names = tuple(split_terms(terms))
     if len(names) != len(numbers):
         raise ValueError("stored terms and counts disagree")
     return TermCounts(names, tuple(numbers))
