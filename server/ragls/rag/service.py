@@ -173,10 +173,9 @@ class RagService:
         self._error = None
         if full_walk:
             self._skipped = report.skipped
-        # Searchable since the commit; the run is over (`idle`) once it is also on disk.
+        self._state_name = "idle"  # searchable and complete; writing it to disk follows under the same lock
         if not delta.is_empty():
             self._save(delta)
-        self._state_name = "idle"
         if full_walk:
             release_free_memory()
             self._snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
