@@ -60,7 +60,7 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
                     for path, r in image.files.items()
                 ],
             )
-            _write_json(archive, "symbols.json", [_symbol_row(symbol) for symbol in image.symbols])
+            _write_json(archive, "symbols.json", image.symbols)  # named tuples: each one a JSON array
             for name, value in arrays.items():
                 with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
@@ -131,10 +131,6 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         files,
         symbols,
     )
-
-
-def _symbol_row(s: Symbol) -> list[Any]:
-    return [s.name, s.qualified_name, s.kind, s.file, s.start_line, s.end_line, s.container]
 
 
 def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:
