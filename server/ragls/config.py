@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 MIB = 1024 * 1024
 
 WATCH_MODES = ("auto", "client", "server", "off")
 TOKENIZERS = ("code", "seed")
+
+
+def embedding_from_environment() -> str | Mapping[str, Any]:
+    """RAGLS_EMBEDDING sets the default for every session: `none` on a machine that should stay lexical, or a
+    provider object as JSON. A value that is not JSON is passed on as it is, to be refused by name later."""
+    value = os.environ.get("RAGLS_EMBEDDING", "auto").strip()
+    if value.startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        return parsed if isinstance(parsed, dict) else value
+    return value
+
+
+def cache_root(cache_dir: str | Path | None) -> Path:
+    """The `cacheDir` setting, or the platform's user cache directory: stores and derived models live here."""
+    if cache_dir:
+        return Path(cache_dir).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ragls"))
 
 
 @dataclass(frozen=True)
@@ -53,8 +77,7 @@ class Settings:
 
     weights: Weights = field(default_factory=Weights)
     max_chunks_per_file: int = 3
-    # RAGLS_EMBEDDING sets the default for every session (e.g. `none` on a machine that should stay lexical).
-    embedding: str | Mapping[str, Any] = field(default_factory=lambda: os.environ.get("RAGLS_EMBEDDING", "auto"))
+    embedding: str | Mapping[str, Any] = field(default_factory=lambda: embedding_from_environment())
     limits: Limits = field(default_factory=Limits)
     watch: str = "auto"
     cache_dir: str | None = None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from ragls.config import Limits, Settings, Weights, parse_settings
 
 
@@ -45,3 +49,20 @@ def test_bad_settings_are_named_and_defaulted() -> None:
     ):
         assert path in joined, path
     assert parse_settings("nonsense")[1] == ["ragls: expected an object, got str; using defaults"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("none", "none"),
+        ("  auto ", "auto"),
+        ('{"provider": "minilm", "quantize": false}', {"provider": "minilm", "quantize": False}),
+        ("{not json", "{not json"),  # passed on, so the provider setting refuses it by name
+        ("[1]", "[1]"),
+    ],
+)
+def test_the_environment_sets_the_default_embedding(monkeypatch: pytest.MonkeyPatch, value: str, expected: Any) -> None:
+    monkeypatch.setenv("RAGLS_EMBEDDING", value)
+    assert Settings().embedding == expected
+    monkeypatch.delenv("RAGLS_EMBEDDING")
+    assert Settings().embedding == "auto"

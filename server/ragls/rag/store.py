@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ragls.config import cache_root
 from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document, Symbol
 from ragls.rag import snapshot
@@ -78,15 +79,9 @@ class StoreInfo:
     committed_at: str | None
 
 
-def default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("ragls"))
-
-
 def store_path(cache_dir: str | Path | None, root: Path) -> Path:
     """Where a folder's store lives: `<cache dir>/<hash of the folder path>/index.sqlite3`."""
-    base = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    base = cache_root(cache_dir)
     digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
     return base / digest / STORE_FILE
 
@@ -331,7 +326,7 @@ def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
 
 def list_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
     """Every store in the cache directory, with the folder it indexes and whether that still exists."""
-    base = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    base = cache_root(cache_dir)
     infos = []
     for path in sorted(base.glob(f"*/{STORE_FILE}")):
         infos.append(_info(path))
