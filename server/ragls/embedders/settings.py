@@ -3,33 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from ragls.config import cache_root
 from ragls.embedders.directory import OnnxDirectoryProvider
 from ragls.embedders.endpoint import DEFAULT_BATCH_SIZE as ENDPOINT_BATCH_SIZE
 from ragls.embedders.endpoint import DEFAULT_TIMEOUT_S, OpenAIEndpointProvider
-from ragls.embedders.minilm import REQUIRED_MODULES, MiniLMProvider, minilm_available
+from ragls.embedders.minilm import MODELS_DIR, REQUIRED_MODULES, MiniLMProvider, minilm_available
 from ragls.embedders.runtime import DEFAULT_BATCH_SIZE, DENSE_HINT, missing_modules
 from ragls.errors import ConfigError
 from ragls.index.embedding import EmbeddingProvider
 
 PROVIDERS = ("minilm", "onnx", "openai")
 _KEYS = {
-    "minilm": {"provider", "threads", "batchSize"},
+    "minilm": {"provider", "threads", "batchSize", "quantize"},
     "onnx": {"provider", "path", "threads", "batchSize", "maxTokens"},
     "openai": {"provider", "url", "model", "apiKey", "timeout", "batchSize"},
 }
 
 
-def provider_from_setting(setting: str | Mapping[str, Any] | None) -> EmbeddingProvider | None:
+def provider_from_setting(
+    setting: str | Mapping[str, Any] | None, cache_dir: str | Path | None = None
+) -> EmbeddingProvider | None:
     """None for "none"; for "auto" the bundled MiniLM when the dense extra is installed, else None (silently).
 
     An explicitly requested provider that cannot load raises ConfigError with one message that says how to fix it.
+    `cache_dir` is the `cacheDir` setting: derived model files are kept under it.
     """
     if setting is None or setting == "none":
         return None
+    models_dir = cache_root(cache_dir) / MODELS_DIR
     if setting == "auto":
-        return MiniLMProvider() if minilm_available() else None
+        return MiniLMProvider(models_dir=models_dir) if minilm_available() else None
     if not isinstance(setting, Mapping):
         raise ConfigError(f'ragls.embedding: expected "auto", "none" or an object, got {setting!r}')
     kind = setting.get("provider")
@@ -48,8 +54,14 @@ def provider_from_setting(setting: str | Mapping[str, Any] | None) -> EmbeddingP
                 f"ragls.embedding: the minilm provider needs the dense extra (missing: {', '.join(missing)}); "
                 f"{DENSE_HINT}"
             )
+        quantize = setting.get("quantize")
+        if quantize is not None and not isinstance(quantize, bool):
+            raise ConfigError(f"ragls.embedding.quantize: expected true or false, got {quantize!r}")
         return MiniLMProvider(
-            threads=_int(setting, "threads", 1), batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE)
+            threads=_int(setting, "threads", 1),
+            batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE) if "batchSize" in setting else None,
+            quantize=quantize,
+            models_dir=models_dir,
         )
     if kind == "onnx":
         path = setting.get("path")

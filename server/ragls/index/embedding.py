@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -18,6 +18,25 @@ class EmbeddingProvider(Protocol):
     dims: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class LoadsLazily(Protocol):
+    """A provider whose first embed would be slow (a model to load or build); the background embedder calls
+    `prepare` before anything else, and the dense stream waits for `ready` instead of making a search wait."""
+
+    ready: bool
+
+    def prepare(self) -> None: ...
+
+
+def provider_ready(provider: EmbeddingProvider) -> bool:
+    return provider.ready if isinstance(provider, LoadsLazily) else True
+
+
+def prepare_provider(provider: EmbeddingProvider) -> None:
+    if isinstance(provider, LoadsLazily):
+        provider.prepare()
 
 
 class HashingEmbedding:

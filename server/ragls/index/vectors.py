@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ragls.index.embedding import EmbeddingProvider
+from ragls.index.embedding import EmbeddingProvider, provider_ready
 from ragls.index.ranking import top_results
 from ragls.index.tokenize import searchable_text
 from ragls.model import Document, SearchResult
@@ -53,8 +53,9 @@ class VectorStream:
 
     @property
     def complete(self) -> bool:
+        """Every document has its vector, and a query can be embedded without loading a model first."""
         with self._lock:
-            return not self._pending
+            return not self._pending and provider_ready(self.provider)
 
     def replace_documents(
         self, remove_ids: Collection[str], add: Sequence[Document], terms: object = None

@@ -7,13 +7,17 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
+from ragls.index.embedding import prepare_provider
 from ragls.index.vectors import VectorStream
 
 BATCH_SIZE = 32
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SaveVectors = Callable[[list[tuple[str, np.ndarray]]], None]
 
@@ -41,23 +45,31 @@ class EmbeddingWorker:
         with contextlib.suppress(OSError, AttributeError):
             # Embedding is background work: let searches and indexing have the CPU first.
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        self._guarded(partial(prepare_provider, self.stream.provider))
         while not self._stop.is_set():
             self.stream.has_pending.wait(timeout=1.0)
             batch = self.stream.pending_batch(self.batch_size)
             if not batch or self._stop.is_set():
                 continue
-            try:
-                vectors = self.stream.embed(batch)
-            except Exception as exc:  # A broken provider must not take the session down; say so once.
-                if self.error is None:
-                    log.warning("embedding failed, dense search is paused: %s", exc)
-                self.error = f"{type(exc).__name__}: {exc}"
+            vectors = self._guarded(partial(self.stream.embed, batch))
+            if vectors is None:
                 self._stop.wait(5.0)
                 continue
-            self.error = None
             filled = self.stream.fill(batch, vectors)
             if self.save is not None:
                 try:
                     self.save(filled)
                 except Exception as exc:
                     log.warning("saving vectors failed: %s", exc)
+
+    def _guarded(self, work: Callable[[], T]) -> T | None:
+        """Run provider work; a broken provider must not take the session down: say so once, keep the error."""
+        try:
+            result = work()
+        except Exception as exc:
+            if self.error is None:
+                log.warning("embedding failed, dense search is paused: %s", exc)
+            self.error = f"{type(exc).__name__}: {exc}"
+            return None
+        self.error = None
+        return result

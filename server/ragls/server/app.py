@@ -112,7 +112,9 @@ class RaglsServer(LanguageServer):
         """The dense provider the settings ask for, loaded off the event loop; none means lexical only."""
         setting = self.settings.embedding
         try:
-            provider = await asyncio.get_running_loop().run_in_executor(None, provider_from_setting, setting)
+            provider = await asyncio.get_running_loop().run_in_executor(
+                None, provider_from_setting, setting, self.settings.cache_dir
+            )
         except ConfigError as exc:
             self.warn(f"ragls: {exc}; searching without dense vectors")
             provider = None

@@ -35,35 +35,37 @@ def assemble(root: Path, *, model_at: str = "model.onnx", vocab: bool = True, ma
     return root
 
 
-def test_the_minilm_files_give_the_minilm_vectors(minilm: MiniLMProvider, tmp_path: Path) -> None:
+def test_the_minilm_files_give_the_minilm_vectors(minilm_as_shipped: MiniLMProvider, tmp_path: Path) -> None:
     provider = OnnxDirectoryProvider(assemble(tmp_path / "MiniLM"))
     assert provider.dims == 384
     assert provider.model == f"onnx:MiniLM@{MODEL_SHA256[:12]}"
     assert provider.max_tokens == 256
-    np.testing.assert_array_equal(provider.embed(TEXTS), minilm.embed(TEXTS))
+    np.testing.assert_array_equal(provider.embed(TEXTS), minilm_as_shipped.embed(TEXTS))
 
 
-def test_onnx_subfolder_layout_and_token_limit_from_the_tokenizer(minilm: MiniLMProvider, tmp_path: Path) -> None:
+def test_onnx_subfolder_layout_and_token_limit_from_the_tokenizer(
+    minilm_as_shipped: MiniLMProvider, tmp_path: Path
+) -> None:
     root = assemble(tmp_path / "export", model_at="onnx/model.onnx", max_seq_length=None)
     (root / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, "model_max_length": 256}))
     provider = OnnxDirectoryProvider(root)
     assert provider.model_path == root / "onnx" / "model.onnx"
     assert provider.max_tokens == 256
     long_text = "parse the settings file " * 200
-    np.testing.assert_array_equal(provider.embed([long_text]), minilm.embed([long_text]))
+    np.testing.assert_array_equal(provider.embed([long_text]), minilm_as_shipped.embed([long_text]))
 
 
-def test_tokenizer_json_through_tokenizers(minilm: MiniLMProvider, tmp_path: Path) -> None:
+def test_tokenizer_json_through_tokenizers(minilm_as_shipped: MiniLMProvider, tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     root = assemble(tmp_path / "json", vocab=False)
     reference = tokenizers.BertWordPieceTokenizer(str(VOCAB_PATH), lowercase=True)
     reference.enable_padding(length=128)  # as many exports pin it; the provider must undo it
     reference.save(str(root / "tokenizer.json"))
     provider = OnnxDirectoryProvider(root)
-    np.testing.assert_allclose(provider.embed(TEXTS), minilm.embed(TEXTS), atol=1e-5)
+    np.testing.assert_allclose(provider.embed(TEXTS), minilm_as_shipped.embed(TEXTS), atol=1e-5)
 
 
-def test_cls_pooling_when_the_export_says_so(minilm: MiniLMProvider, tmp_path: Path) -> None:
+def test_cls_pooling_when_the_export_says_so(minilm_as_shipped: MiniLMProvider, tmp_path: Path) -> None:
     root = assemble(tmp_path / "cls")
     (root / "1_Pooling").mkdir()
     (root / "1_Pooling" / "config.json").write_text(
@@ -71,7 +73,8 @@ def test_cls_pooling_when_the_export_says_so(minilm: MiniLMProvider, tmp_path: P
     )
     vectors = OnnxDirectoryProvider(root).embed(TEXTS[:2])
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert float(np.max(np.sum(vectors * minilm.embed(TEXTS[:2]), axis=1))) < 0.99  # not the mean-pooled vectors
+    mean_pooled = minilm_as_shipped.embed(TEXTS[:2])
+    assert float(np.max(np.sum(vectors * mean_pooled, axis=1))) < 0.99  # not the mean-pooled vectors
 
 
 def test_clear_errors(tmp_path: Path) -> None:

