@@ -8,8 +8,9 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from ragls.rag.memory import collector_paused, release_free_memory
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.retriever import HybridRetriever, WhenComplete
+from ragls.rag.saver import SerialWorker
 from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
 
 MAX_TOP_K = 100
@@ -43,6 +45,10 @@ DENSE_FUSION_DEPTH = 50
 SNAPSHOT_QUIET_SECONDS = 30.0
 SNAPSHOT_MAX_WAIT_SECONDS = 60.0
 SEARCH_PAUSE_SECONDS = 1.0
+# A save pauses between batches while searches arrive less than this far apart (at most SAVE_MAX_YIELD_SECONDS
+# per save): sharing the interpreter with a save made a large folder's searches twice as slow.
+SAVE_YIELD_SECONDS = 0.02
+SAVE_MAX_YIELD_SECONDS = 10.0
 
 
 @dataclass
@@ -96,6 +102,10 @@ class RagService:
         self._snapshot_captures = self._snapshot_written = 0
         self._last_search_at = 0.0
         self._closed = False
+        self._closing = False
+        self._saver = SerialWorker("ragls-save")
+        self._last_save = 0
+        self._timer_lock = threading.Lock()
 
     # ---------------------------------------------------------------- indexing
 
@@ -106,7 +116,10 @@ class RagService:
         cancel: threading.Event | None = None,
         full: bool = False,
     ) -> RunSummary:
-        """Walk and index a folder; a failure leaves the previous generation searchable and is re-raised."""
+        """Walk and index a folder; a failure leaves the previous generation searchable and is re-raised.
+
+        Returns once the new generation is also saved (the saving runs outside the index lock).
+        """
         with self._index_lock, collector_paused():
             root = path or self.root
             if root is None:
@@ -120,7 +133,10 @@ class RagService:
             if full:
                 self.clear_hashes()
             assert self._indexer is not None
-            return self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
+            summary = self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
+            saved = self._last_save
+        self._saver.wait(saved)
+        return summary
 
     def mark_pending(self) -> None:
         """Say `indexing` before a scheduled first run starts, so status never looks idle and empty."""
@@ -142,6 +158,7 @@ class RagService:
                 file_record.stat_key = None
 
     def _start_over(self, root: Path, forget_files: bool) -> None:
+        self._saver.wait()  # the saves queued for the old store go to the old store
         if forget_files and self.state.files:
             every_file = list(self.state.files)
             ids = [i for record in self.state.files.values() for i in record.chunk_ids]
@@ -173,9 +190,9 @@ class RagService:
         self._error = None
         if full_walk:
             self._skipped = report.skipped
-        self._state_name = "idle"  # searchable and complete; writing it to disk follows under the same lock
+        self._state_name = "idle"  # searchable and complete; the saver writes it to disk next
         if not delta.is_empty():
-            self._save(delta)
+            self._queue_save(delta, SNAPSHOT_AFTER_RUN_SECONDS if full_walk else SNAPSHOT_QUIET_SECONDS)
         if full_walk:
             release_free_memory()
             self._snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
@@ -217,17 +234,41 @@ class RagService:
             self._store.discard_snapshot()
             return self._store.load() or stored
 
-    def _save(self, delta: Delta) -> None:
-        """Persist a committed delta; a store that fails is reported once and then left alone."""
-        if self._store is None:
+    def _queue_save(self, delta: Delta, snapshot_delay: float) -> None:
+        """Hand a committed delta to the saver, with the generation it makes; the caller holds the index lock."""
+        if self._store is None or self._closing:
+            return
+        generation, committed_at = self.state.generation, self.state.last_committed_at
+        job = partial(self._save, delta, generation, committed_at, set(self._manual_ids), snapshot_delay)
+        self._last_save = self._saver.submit(job)
+
+    def _save(
+        self, delta: Delta, generation: int, committed_at: str | None, manual_ids: set[str], snapshot_delay: float
+    ) -> None:
+        """Persist a committed delta (on the saver's thread); a store that fails is reported once, then left alone."""
+        store = self._store
+        if store is None:
             return
         try:
-            self._store.save(delta, self.state.generation, self.state.last_committed_at, self._manual_ids)
+            store.save(delta, generation, committed_at, manual_ids, self._searches_first())
         except (sqlite3.Error, OSError) as exc:
-            self._report(f"saving the index to {self._store.path} failed ({exc}); it will not be persisted")
+            self._report(f"saving the index to {store.path} failed ({exc}); it will not be persisted")
             self._store = None
             return
-        self._snapshot_when_quiet(SNAPSHOT_QUIET_SECONDS)
+        self._snapshot_when_quiet(snapshot_delay)
+
+    def _searches_first(self) -> Callable[[], None]:
+        """Between a save's batches: wait while searches keep arriving, up to SAVE_MAX_YIELD_SECONDS in all."""
+        started = time.monotonic()
+
+        def pause() -> None:
+            while not self._closing:
+                now = time.monotonic()
+                if now - self._last_search_at >= SAVE_YIELD_SECONDS or now - started >= SAVE_MAX_YIELD_SECONDS:
+                    return
+                time.sleep(SAVE_YIELD_SECONDS)
+
+        return pause
 
     def _capture_snapshot(self) -> _Capture | None:
         """Copy the generation out for the snapshot unless it is current; the caller holds the index lock.
@@ -236,11 +277,16 @@ class RagService:
         moment, edits once they go quiet, and `close` in any case, so a restart rarely has to
         rebuild from rows (which is correct, only slower).
         """
-        if self._snapshot_timer is not None:
-            self._snapshot_timer.cancel()
-            self._snapshot_timer = None
-        self._snapshot_requested_at = None
         store = self._store
+        if not self._saver.idle:  # the rows are behind the generation: copy once they have caught up
+            if not self._closed:
+                self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
+            return None
+        with self._timer_lock:
+            if self._snapshot_timer is not None:
+                self._snapshot_timer.cancel()
+                self._snapshot_timer = None
+            self._snapshot_requested_at = None
         if store is None or store.revision is None or store.snapshot_is_current:
             return None
         self._snapshot_captures += 1
@@ -271,18 +317,21 @@ class RagService:
 
     def _snapshot_when_quiet(self, delay: float) -> None:
         """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
-        if self._store is None or self._closed or self._store.snapshot_is_current:
+        store = self._store
+        if store is None or self._closed or store.snapshot_is_current:
             return
-        if self._snapshot_requested_at is None:
-            self._snapshot_requested_at = time.monotonic()
+        with self._timer_lock:
+            if self._snapshot_requested_at is None:
+                self._snapshot_requested_at = time.monotonic()
         self._arm_snapshot_timer(delay)
 
     def _arm_snapshot_timer(self, delay: float) -> None:
-        if self._snapshot_timer is not None:
-            self._snapshot_timer.cancel()
-        self._snapshot_timer = threading.Timer(delay, self._snapshot_timer_fired)
-        self._snapshot_timer.daemon = True
-        self._snapshot_timer.start()
+        with self._timer_lock:
+            if self._snapshot_timer is not None:
+                self._snapshot_timer.cancel()
+            self._snapshot_timer = threading.Timer(delay, self._snapshot_timer_fired)
+            self._snapshot_timer.daemon = True
+            self._snapshot_timer.start()
 
     def _snapshot_timer_fired(self) -> None:
         """Write the snapshot, unless searches are running: then wait for a pause (at most a minute).
@@ -304,9 +353,12 @@ class RagService:
             store.save_vectors(vectors.provider.model, items)
 
     def close(self) -> None:
-        """Stop background work (the embedder), write the snapshot if changes are not in it, close the store."""
+        """Stop background work (the embedder), finish saving, write the snapshot if needed, close the store."""
         if self._embedder is not None:
             self._embedder.stop()
+        with self._index_lock:
+            self._closing = True  # commits from here on are not saved; searches no longer hold up the saves
+        self._saver.stop()
         self._snapshot_now(closing=True)
         if self._store is not None:
             self._store.close()
@@ -400,7 +452,9 @@ class RagService:
             delta = Delta(add=[document])
             self.state.commit(delta, count_generation=False)
             self._manual_ids.add(document.id)
-            self._save(delta)
+            self._queue_save(delta, SNAPSHOT_QUIET_SECONDS)
+            saved = self._last_save
+        self._saver.wait(saved)
         return document.id
 
     def get_document(self, document_id: str) -> Document | None:
@@ -413,8 +467,10 @@ class RagService:
             delta = Delta(remove_ids=[document_id])
             self.state.commit(delta, count_generation=False)
             self._manual_ids.discard(document_id)
-            self._save(delta)
-            return True
+            self._queue_save(delta, SNAPSHOT_QUIET_SECONDS)
+            saved = self._last_save
+        self._saver.wait(saved)
+        return True
 
     def list_documents(self) -> list[DocumentInfo]:
         """Only manually added documents: id, a 100-character preview, length and metadata."""
@@ -432,6 +488,7 @@ class RagService:
     def clear(self) -> None:
         """Empty every store, the fingerprints and the status."""
         with self._index_lock:
+            self._saver.wait()
             self.state.clear()
             self._manual_ids.clear()
             if self._store is not None:

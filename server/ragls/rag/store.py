@@ -17,7 +17,9 @@ import sqlite3
 import threading
 import uuid
 from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from ragls.rag.generation import Delta, FileRecord, GenerationImage
 
 SCHEMA_VERSION = "2"
 STORE_FILE = "index.sqlite3"
+ROWS_PER_BATCH = 256  # about a millisecond of work between chances for searches to go first
 log = logging.getLogger(__name__)
 
 _SCHEMA = """
@@ -132,12 +135,22 @@ class IndexStore:
         except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"the index store {self.path} is unreadable ({exc}); rebuilding it") from exc
 
-    def save(self, delta: Delta, generation: int, committed_at: str | None, manual_ids: set[str]) -> None:
-        """Write one committed delta and the generation number in a single transaction."""
+    def save(
+        self,
+        delta: Delta,
+        generation: int,
+        committed_at: str | None,
+        manual_ids: set[str],
+        between_batches: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Write one committed delta and the generation number in a single transaction.
+
+        `between_batches` runs after every few hundred rows: the session uses it to let searches go first.
+        """
         with self._lock:
             connection = self._connect()
             with connection:
-                _write(connection, delta)
+                _write(connection, delta, between_batches)
                 revision = uuid.uuid4().hex
                 meta = {
                     "schema": SCHEMA_VERSION,
@@ -246,9 +259,15 @@ class IndexStore:
         self.revision = None
 
 
-def _write(connection: sqlite3.Connection, delta: Delta) -> None:
-    connection.executemany("DELETE FROM chunks WHERE id = ?", ((i,) for i in delta.remove_ids))
-    connection.executemany(
+def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callable[[], None]) -> None:
+    def write(sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        iterator = iter(rows)
+        while batch := list(islice(iterator, ROWS_PER_BATCH)):
+            connection.executemany(sql, batch)
+            between_batches()
+
+    write("DELETE FROM chunks WHERE id = ?", ((i,) for i in delta.remove_ids))
+    write(
         "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms, counts) VALUES (?, ?, ?, ?, ?, ?)",
         (
             (
@@ -262,13 +281,13 @@ def _write(connection: sqlite3.Connection, delta: Delta) -> None:
         ),
     )
     touched = [*delta.removed_files, *delta.symbol_files]
-    connection.executemany("DELETE FROM symbols WHERE file = ?", ((f,) for f in touched))
-    connection.executemany(
+    write("DELETE FROM symbols WHERE file = ?", ((f,) for f in touched))
+    write(
         "INSERT INTO symbols (file, name, qualified, kind, start_line, end_line, container) VALUES (?,?,?,?,?,?,?)",
         ((s.file, s.name, s.qualified_name, s.kind, s.start_line, s.end_line, s.container) for s in delta.symbols),
     )
-    connection.executemany("DELETE FROM files WHERE path = ?", ((f,) for f in delta.removed_files))
-    connection.executemany(
+    write("DELETE FROM files WHERE path = ?", ((f,) for f in delta.removed_files))
+    write(
         "INSERT OR REPLACE INTO files (path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (

@@ -9,8 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 
 from ragls.config import Settings, Weights
 from ragls.rag import service as service_module
+from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
 from ragls.rag.store import list_stores, remove_stale_stores, store_path
@@ -313,3 +316,49 @@ def test_a_snapshot_written_after_an_edit_loads_and_answers_the_same(tmp_path: P
     restarted.index_directory()
     assert not restarted.take_notices() and restarted.chunk_calls == 0
     assert [*_answers(restarted), top(restarted, "zeppelin")] == expected
+
+
+def test_edits_are_searchable_while_an_earlier_save_is_still_running(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    session = service(root, cache)
+    session.index_directory()
+    gate = threading.Event()
+    session._saver.submit(lambda: gate.wait(10))  # a save that takes its time
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
+    session.update_paths(["a.py"])  # returns without waiting for the saver
+    assert top(session, "zeppelin") == "a.py#alpha_handler"
+    assert session.status().state == "idle"
+    (root / "b.py").unlink()
+    session.update_paths(["b.py"])  # the index lock is free: a second edit commits too
+    assert session.status().files == 2
+    assert session._store is not None
+    stored = session._store.load()  # the rows still hold the generation before both edits
+    assert stored is not None and stored.delta is not None and "b.py" in stored.delta.records
+    gate.set()
+    session.close()  # finishes the saves, in commit order
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert restarted.chunk_calls == 0
+    assert top(restarted, "zeppelin") == "a.py#alpha_handler" and restarted.status().files == 2
+
+
+def test_a_save_writes_in_batches_so_searches_can_go_first(tmp_path: Path) -> None:
+    root, cache = tmp_path / "w", tmp_path / "cache"
+    write(root, {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(3 * store_module.ROWS_PER_BATCH)})
+    session = service(root, cache)
+    pauses: list[float] = []
+    original = session._searches_first
+
+    def counting() -> Callable[[], None]:
+        pause = original()
+
+        def counted() -> None:
+            pauses.append(time.monotonic())
+            pause()
+
+        return counted
+
+    session._searches_first = counting  # type: ignore[method-assign]
+    session.index_directory()
+    assert len(pauses) >= 6  # chunks, symbols and files, several batches each
+    session.close()
