@@ -11,8 +11,11 @@ so it runs in the background embedder, and the result is reused by every later s
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +56,16 @@ def build_quantized_copy(source: Path, target: Path) -> Path:
         folded = Path(work) / "folded.onnx"
         quantized = Path(work) / "quantized.onnx"
         _fold_constants(ort, source, folded)
-        quantize_dynamic(
-            folded,
-            quantized,
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            # Only matmuls with a constant weight: quantizing attention's activation x activation
-            # products as well cost 0.05 cosine against the float model.
-            extra_options={"MatMulConstBOnly": True},
-        )
+        with _without_preprocessing_advice():
+            quantize_dynamic(
+                folded,
+                quantized,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                # Only matmuls with a constant weight: quantizing attention's activation x activation
+                # products as well cost 0.05 cosine against the float model.
+                extra_options={"MatMulConstBOnly": True},
+            )
         os.replace(quantized, target)
     return target
 
@@ -74,3 +78,21 @@ def _fold_constants(ort: Any, source: Path, target: Path) -> None:
     options.optimized_model_filepath = str(target)
     options.log_severity_level = 3
     ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+class _DropAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Please consider to run pre-processing")
+
+
+@contextlib.contextmanager
+def _without_preprocessing_advice() -> Iterator[None]:
+    """The quantizer advises "pre-processing" on the root logger at every run; that advice is about static
+    quantization and would only puzzle someone reading the server's log."""
+    root = logging.getLogger()
+    advice = _DropAdvice()
+    root.addFilter(advice)
+    try:
+        yield
+    finally:
+        root.removeFilter(advice)

@@ -96,7 +96,7 @@ def test_the_quantized_copy_is_built_once_and_loaded_lazily(minilm: MiniLMProvid
     np.testing.assert_array_equal(again.embed(["same input"]), minilm.embed(["same input"]))
 
 
-def test_a_damaged_copy_is_rebuilt(tmp_path: Path) -> None:
+def test_a_damaged_copy_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     copy = quantized_copy_path(tmp_path, MODEL_SHA256)
     copy.write_bytes(b"not a model")
     provider = MiniLMProvider(models_dir=tmp_path)
@@ -104,6 +104,7 @@ def test_a_damaged_copy_is_rebuilt(tmp_path: Path) -> None:
         provider.prepare()
     assert not copy.exists()  # removed, so the next session builds it again
     assert MiniLMProvider(models_dir=tmp_path).embed(["works again"]).shape == (1, DIMS)
+    assert "pre-processing" not in caplog.text  # the quantizer's advice is not for our users
 
 
 def test_a_copy_that_cannot_be_built_fails_once_with_the_way_out(tmp_path: Path) -> None:
