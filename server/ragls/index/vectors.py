@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,9 @@ def content_hash(document: Document) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+RECENT_QUERIES = 256
+
+
 class VectorStream:
     """Rows of unit vectors, one per embedded document; removal swaps the last row into the hole."""
 
@@ -39,6 +43,7 @@ class VectorStream:
         self._row_of: dict[str, int] = {}
         self._pending: dict[str, Document] = {}
         self.cache: dict[str, np.ndarray] = {}
+        self._recent_queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
         self.has_pending = threading.Event()
         self.embed_calls = 0
@@ -117,12 +122,27 @@ class VectorStream:
             self._pending.clear()
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
-        query_vector = np.asarray(self.provider.embed([query])[0], dtype=np.float32)
+        query_vector = self._query_vector(query)
         with self._lock:
             if not self._documents:
                 return []
             scores = self._rows[: len(self._documents)] @ query_vector
             return top_results(np.maximum(scores, 0.0), self._documents, top_k, filters)
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """Embedding a query is most of a dense search; editors ask the same one again (a search, then its
+        context prompt), so recent ones are kept."""
+        with self._lock:
+            vector = self._recent_queries.get(query)
+            if vector is not None:
+                self._recent_queries.move_to_end(query)
+                return vector
+        vector = np.asarray(self.provider.embed([query])[0], dtype=np.float32)
+        with self._lock:
+            self._recent_queries[query] = vector
+            if len(self._recent_queries) > RECENT_QUERIES:
+                self._recent_queries.popitem(last=False)
+        return vector
 
     def _known_vector(self, document: Document) -> np.ndarray | None:
         if document.embedding is not None and len(document.embedding) == self.provider.dims:

@@ -11,6 +11,8 @@ import numpy as np
 
 from ragls.config import Settings
 from ragls.index.embedding import HashingEmbedding
+from ragls.index.vectors import RECENT_QUERIES, VectorStream
+from ragls.model import Document
 from ragls.rag.service import RagService
 
 FILES = {
@@ -123,3 +125,17 @@ def test_a_model_that_loads_lazily_is_loaded_in_the_background_and_searches_neve
     assert second.search("alpha_handler", 3)[0].document.id == "a.py#alpha_handler"
     assert provider.texts == 1  # the query, now embedded
     second.close()
+
+
+def test_recent_query_vectors_are_reused(tmp_path: Path) -> None:
+    provider = SlowCountingEmbedding()
+    stream = VectorStream(provider)
+    stream.replace_documents([], [Document("a", "alpha handler"), Document("b", "beta store")])
+    embedded = provider.texts
+    first = [r.document.id for r in stream.search("alpha handler", 2)]
+    assert [r.document.id for r in stream.search("alpha handler", 2)] == first
+    assert provider.texts == embedded + 1  # the second search reused the query's vector
+    for i in range(RECENT_QUERIES):
+        stream.search(f"query {i}", 1)
+    stream.search("alpha handler", 2)  # pushed out by newer queries: embedded again
+    assert provider.texts == embedded + 2 + RECENT_QUERIES
