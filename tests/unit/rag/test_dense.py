@@ -85,15 +85,25 @@ def test_vectors_fill_in_the_background_and_report_coverage(tmp_path: Path) -> N
     service.close()
 
 
-def test_vectors_are_reused_by_content_across_restarts(tmp_path: Path) -> None:
-    root, cache = write(tmp_path / "w", FILES) if (tmp_path / "w").mkdir() is None else tmp_path, tmp_path / "c"
-    first_provider = SlowCountingEmbedding()
-    first = RagService(root, Settings(cache_dir=str(cache)), embedding=first_provider, persist=True)
+def embedded_and_closed(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder indexed and embedded by a session that then closed: its store holds every vector."""
+    root, cache = tmp_path / "w", tmp_path / "c"
+    root.mkdir()
+    first = persisted(write(root, FILES), cache, SlowCountingEmbedding())
     first.index_directory()
     wait_complete(first)
     first.close()
+    return root, cache
+
+
+def persisted(root: Path, cache: Path, provider: SlowCountingEmbedding) -> RagService:
+    return RagService(root, Settings(cache_dir=str(cache)), embedding=provider, persist=True)
+
+
+def test_vectors_are_reused_by_content_across_restarts(tmp_path: Path) -> None:
+    root, cache = embedded_and_closed(tmp_path)
     second_provider = SlowCountingEmbedding()
-    second = RagService(root, Settings(cache_dir=str(cache)), embedding=second_provider, persist=True)
+    second = persisted(root, cache, second_provider)
     second.index_directory()
     assert wait_complete(second)["embedded"] == second.status().chunks
     assert second_provider.texts == 0  # every vector came from the store
@@ -105,13 +115,9 @@ def test_vectors_are_reused_by_content_across_restarts(tmp_path: Path) -> None:
 
 
 def test_a_model_that_loads_lazily_is_loaded_in_the_background_and_searches_never_wait(tmp_path: Path) -> None:
-    root, cache = write(tmp_path / "w", FILES) if (tmp_path / "w").mkdir() is None else tmp_path, tmp_path / "c"
-    first = RagService(root, Settings(cache_dir=str(cache)), embedding=SlowCountingEmbedding(), persist=True)
-    first.index_directory()
-    wait_complete(first)
-    first.close()
+    root, cache = embedded_and_closed(tmp_path)
     provider = LazyEmbedding()
-    second = RagService(root, Settings(cache_dir=str(cache)), embedding=provider, persist=True)
+    second = persisted(root, cache, provider)
     second.index_directory()
     assert wait_complete(second)["embedded"] == second.status().chunks  # every vector came from the store
     assert second.state.vectors is not None and not second.state.vectors.complete  # but the model is not loaded
