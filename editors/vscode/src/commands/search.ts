@@ -29,9 +29,13 @@ export function searchWorkspace(server: ServerController): Promise<void> {
   const original = vscode.window.activeTextEditor;
   let accepted = false;
   picker.onDidChangeValue((value) => session.setQuery(value));
-  picker.onDidChangeActive((rows) => void preview(rows[0]?.item.result));
+  let previewing: Promise<void> = Promise.resolve();
+  picker.onDidChangeActive((rows) => {
+    previewing = preview(rows[0]?.item.result).catch(() => undefined);
+  });
   picker.onDidAccept(async () => {
     await session.whenSettled();
+    await previewing; // the accepted row is opened last, so its cursor and selection stay
     const row = picker.activeItems[0] ?? picker.items[0];
     if (row !== undefined) {
       accepted = true;
@@ -93,10 +97,11 @@ export async function openResult(result: RagResult, asPreview: boolean): Promise
   }
   const { start, end } = target.range;
   const selection = new vscode.Selection(end.line, end.character, start.line, start.character);
+  // Not through showTextDocument's `selection` option: that takes a Range and puts the cursor on the last
+  // line, and a preview that resolved late could leave it there after the accepted row had set it.
   const editor = await vscode.window.showTextDocument(vscode.Uri.parse(target.uri), {
     preview: asPreview,
     preserveFocus: asPreview,
-    selection,
   });
   editor.selection = selection;
   editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
