@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -72,6 +72,13 @@ class FileRecord:
     n_symbols: int = 0
 
 
+class SkippedFile(NamedTuple):
+    """A file left out for its content, and the stat key it had then."""
+
+    stat_key: tuple[int, int, int]
+    reason: str
+
+
 @dataclass
 class Delta:
     """A staged change: documents and symbols to drop and add, and the file table's new rows."""
@@ -83,9 +90,12 @@ class Delta:
     symbols: list[Symbol] = field(default_factory=list)
     symbol_files: list[str] = field(default_factory=list)
     terms: dict[str, TermCounts] = field(default_factory=dict)
+    # Files skipped for what they hold (binary, undecodable), by stat key, so an unchanged one is not read
+    # again; None forgets one (it changed, became indexable or is gone).
+    skipped: dict[str, SkippedFile | None] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
-        return not (self.remove_ids or self.add or self.removed_files or self.records)
+        return not (self.remove_ids or self.add or self.removed_files or self.records or self.skipped)
 
 
 @dataclass
@@ -133,6 +143,7 @@ class IndexState:
         self.stores: list[DocumentStore] = [s for s in (knowledge_base, bm25, names, vectors) if s is not None]
         self.symbols = SymbolIndex()
         self.files: dict[str, FileRecord] = {}
+        self.skipped_files: dict[str, SkippedFile] = {}
         self.generation = 0
         self.last_committed_at: str | None = None
         self.lock = ReadWriteLock()
@@ -154,6 +165,11 @@ class IndexState:
             for file in delta.removed_files:
                 self.files.pop(file, None)
             self.files.update(delta.records)
+            for file, skipped in delta.skipped.items():
+                if skipped is None:
+                    self.skipped_files.pop(file, None)
+                else:
+                    self.skipped_files[file] = skipped
             if count_generation:
                 self.generation += 1
                 self.last_committed_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -213,6 +229,7 @@ class IndexState:
                 store.clear()
             self.symbols.clear()
             self.files.clear()
+            self.skipped_files.clear()
             self.generation = 0
             self.last_committed_at = None
 

@@ -16,9 +16,12 @@ from ragls.ingest.ignore import IgnoreRules, is_editor_temp_file
 from ragls.ingest.reader import read_file, stat_file
 from ragls.ingest.walk import walk
 from ragls.model import Chunk, Document, Progress
-from ragls.rag.generation import Delta, FileRecord, IndexState
+from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
 
 ProgressCallback = Callable[[Progress], None]
+# Skip reasons that only the bytes decide (not the limits): remembered by stat key, so an unchanged file
+# is not read again on every run and restart (Django has 1,390 of them).
+SKIPS_BY_CONTENT = frozenset({"binary", "undecodable"})
 
 
 class Cancelled(RaglsError):
@@ -67,7 +70,7 @@ class Indexer:
             if progress is not None:
                 progress(Progress(index + 1, len(walked.files), rel_path))
         kept = set(walked.files)
-        for rel_path in state.files.keys() - kept:
+        for rel_path in (state.files.keys() | state.skipped_files.keys()) - kept:
             self._stage_removal(state, rel_path, staging)
         self._check_decoded_budget(state, staging, full=True)
         staging.report.files = len(walked.files)
@@ -138,6 +141,10 @@ class Indexer:
             staging.report.reused_files += 1
             staging.decoded_chars += record.decoded_chars
             return
+        known = state.skipped_files.get(rel_path)
+        if known is not None and stat is not None and stat.key == known.stat_key:
+            staging.report.skipped[known.reason] += 1  # skipped for its content, which has not changed
+            return
         outcome = read_file(
             self.root / rel_path,
             rel_path,
@@ -150,9 +157,13 @@ class Indexer:
             if outcome.skip_reason != "unreadable":
                 # A file that became binary or too large loses its chunks; an unreadable one keeps them.
                 self._stage_removal(state, rel_path, staging)
+                if outcome.skip_reason in SKIPS_BY_CONTENT and stat is not None:
+                    staging.delta.skipped[rel_path] = SkippedFile(stat.key, outcome.skip_reason)
             elif record is not None:
                 staging.decoded_chars += record.decoded_chars
             return
+        if known is not None:
+            staging.delta.skipped[rel_path] = None
         assert outcome.fingerprint is not None
         staging.decoded_chars += outcome.decoded_chars
         stat_key = stat.key if stat else None
@@ -185,6 +196,8 @@ class Indexer:
         )
 
     def _stage_removal(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+        if rel_path in state.skipped_files:
+            staging.delta.skipped[rel_path] = None
         record = state.files.get(rel_path)
         if record is None or rel_path in staging.delta.removed_files:
             return

@@ -153,11 +153,12 @@ class RagService:
             return self._run(lambda indexer: indexer.paths_run(self.state, rel_paths), full_walk=False)
 
     def clear_hashes(self) -> None:
-        """Forget fingerprints so the next run re-reads and re-chunks every file."""
+        """Forget fingerprints (and which files were skipped for their content) so the next run re-reads every file."""
         with self.state.lock.writing():
             for file_record in self.state.files.values():
                 file_record.fingerprint = ""
                 file_record.stat_key = None
+            self.state.skipped_files.clear()
 
     def _start_over(self, root: Path, forget_files: bool) -> None:
         self._finish_saves()  # the saves queued for the old store go to the old store
@@ -222,6 +223,7 @@ class RagService:
                 stored = self._install_snapshot(stored)
             if stored.delta is not None:
                 self.state.restore(stored.delta, stored.generation, stored.committed_at)
+            self.state.skipped_files = dict(stored.skipped)
             self._manual_ids = set(stored.manual_ids)
 
     def _install_snapshot(self, stored: StoredIndex) -> StoredIndex:

@@ -18,7 +18,7 @@ import threading
 import uuid
 from array import array
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from ragls.config import cache_root
 from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document, Symbol
 from ragls.rag import snapshot
-from ragls.rag.generation import Delta, FileRecord, GenerationImage
+from ragls.rag.generation import Delta, FileRecord, GenerationImage, SkippedFile
 
 SCHEMA_VERSION = "2"
 STORE_FILE = "index.sqlite3"
@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS symbols (
 CREATE INDEX IF NOT EXISTS symbols_by_file ON symbols (file);
 CREATE TABLE IF NOT EXISTS vectors (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS skipped_files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, inode INTEGER NOT NULL,
+    reason TEXT NOT NULL);
 """
 
 
@@ -66,6 +69,7 @@ class StoredIndex:
     generation: int
     committed_at: str | None
     manual_ids: list[str]
+    skipped: dict[str, SkippedFile] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -124,12 +128,12 @@ class IndexStore:
                 if meta.get("folder") != str(self.root):
                     raise StoreError(f"{self.path} belongs to {meta.get('folder')!r}, not {self.root}")
                 self.revision = meta.get("revision")
+                skipped = _read_skipped(connection)
                 image = self._current_snapshot()
                 if image is not None:
-                    return StoredIndex(
-                        None, image, image.generation, image.committed_at, json.loads(meta.get("manualIds", "[]"))
-                    )
-                return _read(connection, meta)
+                    manual_ids = json.loads(meta.get("manualIds", "[]"))
+                    return StoredIndex(None, image, image.generation, image.committed_at, manual_ids, skipped)
+                return replace(_read(connection, meta), skipped=skipped)
         except StoreError:
             raise
         except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
@@ -253,7 +257,7 @@ class IndexStore:
 
     def _reset(self, connection: sqlite3.Connection) -> None:
         with connection:
-            for table in ("meta", "files", "chunks", "symbols", "vectors"):
+            for table in ("meta", "files", "chunks", "symbols", "vectors", "skipped_files"):
                 connection.execute(f"DELETE FROM {table}")
         self.discard_snapshot()
         self.revision = None
@@ -287,6 +291,14 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
         ((s.file, s.name, s.qualified_name, s.kind, s.start_line, s.end_line, s.container) for s in delta.symbols),
     )
     write("DELETE FROM files WHERE path = ?", ((f,) for f in delta.removed_files))
+    write(
+        "DELETE FROM skipped_files WHERE path = ?",
+        ((f,) for f in {*delta.skipped, *delta.records, *delta.removed_files}),
+    )
+    write(
+        "INSERT INTO skipped_files (path, mtime_ns, size, inode, reason) VALUES (?, ?, ?, ?, ?)",
+        ((path, *s.stat_key, s.reason) for path, s in delta.skipped.items() if s is not None),
+    )
     write(
         "INSERT OR REPLACE INTO files (path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -341,6 +353,11 @@ def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
         meta.get("committedAt") or None,
         json.loads(meta.get("manualIds", "[]")),
     )
+
+
+def _read_skipped(connection: sqlite3.Connection) -> dict[str, SkippedFile]:
+    rows = connection.execute("SELECT path, mtime_ns, size, inode, reason FROM skipped_files")
+    return {path: SkippedFile((mtime_ns, size, inode), reason) for path, mtime_ns, size, inode, reason in rows}
 
 
 def list_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:

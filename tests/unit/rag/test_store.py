@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from ragls.config import Settings, Weights
+from ragls.rag import indexer as indexer_module
 from ragls.rag import service as service_module
 from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
@@ -362,3 +363,41 @@ def test_a_save_writes_in_batches_so_searches_can_go_first(tmp_path: Path) -> No
     session.index_directory()
     assert len(pauses) >= 6  # chunks, symbols and files, several batches each
     session.close()
+
+
+def test_files_skipped_for_their_content_are_not_read_again_until_they_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    (root / "data.txt").write_bytes(b"\x00\x01binary payload")
+    (root / "latin.txt").write_bytes(b"\xff\xfe\xfd not utf-8 \x80\x81")
+    reads: list[str] = []
+    real_read = indexer_module.read_file
+
+    def counted_read(path: Path, rel_path: str, *args: object) -> object:
+        reads.append(rel_path)
+        return real_read(path, rel_path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer_module, "read_file", counted_read)
+    first = service(root, cache)
+    first.index_directory()
+    skipped = dict(first.status().skipped)
+    assert skipped.get("binary") == 1 and sorted(reads) == sorted([*FILES, "data.txt", "latin.txt"])
+    reads.clear()
+    first.index_directory()  # a second run in the same session
+    assert reads == [] and dict(first.status().skipped) == skipped
+    first.close()
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert reads == [] and dict(restarted.status().skipped) == skipped  # and after a restart
+    (root / "data.txt").write_text("now plain text about zeppelins\n")
+    (root / "latin.txt").unlink()
+    restarted.index_directory()
+    assert sorted(reads) == ["data.txt"]
+    assert top(restarted, "zeppelins").startswith("data.txt#")
+    assert restarted.state.skipped_files == {}
+    restarted.close()
+    reads.clear()
+    again = service(root, cache)
+    again.index_directory()
+    assert reads == [] and again.state.skipped_files == {} and "binary" not in dict(again.status().skipped)
