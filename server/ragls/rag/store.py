@@ -18,7 +18,7 @@ import threading
 import uuid
 from array import array
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ class StoredIndex:
     generation: int
     committed_at: str | None
     manual_ids: list[str]
-    skipped: dict[str, SkippedFile] = field(default_factory=dict)
+    skipped: dict[str, SkippedFile]
 
 
 @dataclass(frozen=True)
@@ -128,12 +128,20 @@ class IndexStore:
                 if meta.get("folder") != str(self.root):
                     raise StoreError(f"{self.path} belongs to {meta.get('folder')!r}, not {self.root}")
                 self.revision = meta.get("revision")
-                skipped = _read_skipped(connection)
                 image = self._current_snapshot()
                 if image is not None:
-                    manual_ids = json.loads(meta.get("manualIds", "[]"))
-                    return StoredIndex(None, image, image.generation, image.committed_at, manual_ids, skipped)
-                return replace(_read(connection, meta), skipped=skipped)
+                    delta, generation, committed_at = None, image.generation, image.committed_at
+                else:
+                    delta, generation = _read_delta(connection), int(meta.get("generation", "0"))
+                    committed_at = meta.get("committedAt") or None
+                return StoredIndex(
+                    delta,
+                    image,
+                    generation,
+                    committed_at,
+                    json.loads(meta.get("manualIds", "[]")),
+                    _read_skipped(connection),
+                )
         except StoreError:
             raise
         except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
@@ -179,15 +187,13 @@ class IndexStore:
 
     def write_snapshot(self, image: GenerationImage, revision: str) -> None:
         """Save a generation for fast loading; `revision` is the store's revision when it was copied."""
-        header = {
-            "schema": SCHEMA_VERSION,
-            "recipe": self.recipe,
-            "folder": str(self.root),
-            "revision": revision,
-        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        snapshot.write(self.snapshot_path, image, header)
+        snapshot.write(self.snapshot_path, image, self._snapshot_header(revision))
         self.snapshot_revision = revision
+
+    def _snapshot_header(self, revision: str | None) -> dict[str, str | None]:
+        """What a snapshot must name to be used with this store (the snapshot adds its own format)."""
+        return {"schema": SCHEMA_VERSION, "recipe": self.recipe, "folder": str(self.root), "revision": revision}
 
     def _current_snapshot(self) -> GenerationImage | None:
         """The snapshot's image when it matches this store's revision and recipe; a bad one is removed."""
@@ -196,14 +202,8 @@ class IndexStore:
             return None
         try:
             header = snapshot.read_header(path)
-            expected = (snapshot.FORMAT, SCHEMA_VERSION, self.recipe, str(self.root), self.revision)
-            if (
-                header.get("format"),
-                header.get("schema"),
-                header.get("recipe"),
-                header.get("folder"),
-                header.get("revision"),
-            ) != expected:
+            expected = {"format": snapshot.FORMAT, **self._snapshot_header(self.revision)}
+            if {key: header.get(key) for key in expected} != expected:
                 return None
             image = snapshot.read(path)
         except snapshot.SnapshotError as exc:
@@ -325,7 +325,8 @@ def _decode_terms(terms: str, counts: bytes) -> TermCounts:
     return TermCounts(names, tuple(numbers))
 
 
-def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
+def _read_delta(connection: sqlite3.Connection) -> Delta:
+    """The stored generation's rows as one delta that recreates it."""
     delta = Delta()
     chunk_ids: dict[str, list[str]] = {}
     for chunk_id, file, content, metadata, terms, counts in connection.execute(
@@ -346,13 +347,7 @@ def _read(connection: sqlite3.Connection, meta: dict[str, str]) -> StoredIndex:
     ):
         delta.symbols.append(Symbol(name, qualified, kind, file, start_line, end_line, container))
     delta.symbol_files = list(delta.records)
-    return StoredIndex(
-        delta,
-        None,
-        int(meta.get("generation", "0")),
-        meta.get("committedAt") or None,
-        json.loads(meta.get("manualIds", "[]")),
-    )
+    return delta
 
 
 def _read_skipped(connection: sqlite3.Connection) -> dict[str, SkippedFile]:
