@@ -102,7 +102,6 @@ class RagService:
         self._snapshot_write_lock = threading.Lock()
         self._snapshot_captures = self._snapshot_written = 0
         self._last_search_at = 0.0
-        self._closed = False
         self._closing = False
         self._hurry_saves = False
         self._saver = SerialWorker("ragls-save")
@@ -269,12 +268,16 @@ class RagService:
         def pause() -> None:
             while not (self._closing or self._hurry_saves):
                 now = time.monotonic()
-                busy = now - self._last_search_at < SEARCH_PAUSE_SECONDS or self._index_lock.locked()
+                busy = self._searching(now) or self._index_lock.locked()
                 if not busy or now - started >= SAVE_MAX_YIELD_SECONDS:
                     return
                 time.sleep(SAVE_POLL_SECONDS)
 
         return pause
+
+    def _searching(self, now: float) -> bool:
+        """Searches are running: one came in the last SEARCH_PAUSE_SECONDS."""
+        return now - self._last_search_at < SEARCH_PAUSE_SECONDS
 
     def _finish_saves(self) -> None:
         """Wait for every queued save, which then yields to nothing; the caller holds the index lock."""
@@ -293,7 +296,7 @@ class RagService:
         """
         store = self._store
         if not self._saver.idle:  # the rows are behind the generation: copy once they have caught up
-            if not self._closed:
+            if not self._closing:
                 self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
             return None
         with self._timer_lock:
@@ -320,9 +323,8 @@ class RagService:
     def _snapshot_now(self, closing: bool = False) -> None:
         """Capture under the index lock, write outside it, then hand the copy's memory back."""
         with self._index_lock:
-            if self._closed and not closing:
-                return
-            self._closed = self._closed or closing
+            if self._closing and not closing:
+                return  # close writes it
             captured = self._capture_snapshot() if self.state.generation >= 1 else None
         if captured is not None:
             self._write_snapshot(captured)
@@ -332,7 +334,7 @@ class RagService:
     def _snapshot_when_quiet(self, delay: float) -> None:
         """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
         store = self._store
-        if store is None or self._closed or store.snapshot_is_current:
+        if store is None or self._closing or store.snapshot_is_current:
             return
         with self._timer_lock:
             if self._snapshot_requested_at is None:
@@ -355,8 +357,7 @@ class RagService:
         """
         now = time.monotonic()
         requested_at = self._snapshot_requested_at or now
-        searching = now - self._last_search_at < SEARCH_PAUSE_SECONDS
-        if searching and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
+        if self._searching(now) and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
             self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
             return
         self._snapshot_now()
