@@ -24,6 +24,7 @@ from ragls.rag import service as service_module
 from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
+from ragls.rag.snapshot import SNAPSHOT_FILE
 from ragls.rag.store import list_stores, remove_stale_stores, store_path
 
 FILES = {
@@ -179,7 +180,7 @@ def quick_snapshots(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def snapshot_of(root: Path, cache: Path) -> Path:
-    return store_path(str(cache), root).parent / "snapshot.zip"
+    return store_path(str(cache), root).parent / SNAPSHOT_FILE
 
 
 def wait_for_snapshot(root: Path, cache: Path) -> Path:

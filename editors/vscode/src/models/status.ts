@@ -94,13 +94,13 @@ export class StatusBarModel {
     if (this.folders.length === 0) {
       return { text: "ragls", icon: "database", error: false, tooltip: "ragls: no folder indexed yet" };
     }
-    if (this.folders.every((folder) => folder.generation < 1) && this.folders.some((f) => f.state === "indexing")) {
+    const indexing = this.folders.some((folder) => folder.state === "indexing");
+    if (indexing && this.folders.every((folder) => folder.generation < 1)) {
       // The first run is scheduled but has not reported progress yet: no counts to show.
       return { text: "ragls indexing", icon: "sync~spin", error: false, tooltip: "ragls: the first index is running" };
     }
     const files = this.folders.reduce((sum, folder) => sum + folder.files, 0);
     const chunks = this.folders.reduce((sum, folder) => sum + folder.chunks, 0);
-    const indexing = this.folders.some((folder) => folder.state === "indexing");
     return {
       text: `ragls ${files} files · ${chunks} chunks`,
       icon: indexing ? "sync~spin" : "database",
