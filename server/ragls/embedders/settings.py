@@ -17,7 +17,7 @@ from ragls.index.embedding import EmbeddingProvider
 
 PROVIDERS = ("minilm", "onnx", "openai")
 _KEYS = {
-    "minilm": {"provider", "threads", "batchSize", "quantize"},
+    "minilm": {"provider", "threads", "queryThreads", "batchSize", "quantize"},
     "onnx": {"provider", "path", "threads", "batchSize", "maxTokens"},
     "openai": {"provider", "url", "model", "apiKey", "timeout", "batchSize"},
 }
@@ -59,6 +59,7 @@ def provider_from_setting(
             raise ConfigError(f"ragls.embedding.quantize: expected true or false, got {quantize!r}")
         return MiniLMProvider(
             threads=_int(setting, "threads", 1),
+            query_threads=_int(setting, "queryThreads", 1) if "queryThreads" in setting else None,
             batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE) if "batchSize" in setting else None,
             quantize=quantize,
             models_dir=models_dir,

@@ -30,6 +30,19 @@ class LoadsLazily(Protocol):
     def prepare(self) -> None: ...
 
 
+@runtime_checkable
+class EmbedsQueries(Protocol):
+    """A provider with a faster way to embed one query than its background batches (a session of its own)."""
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray:
+    if isinstance(provider, EmbedsQueries):
+        return np.asarray(provider.embed_query(query), dtype=np.float32)
+    return np.asarray(provider.embed([query])[0], dtype=np.float32)
+
+
 def provider_ready(provider: EmbeddingProvider) -> bool:
     return provider.ready if isinstance(provider, LoadsLazily) else True
 

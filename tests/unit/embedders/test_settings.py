@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -37,7 +38,7 @@ def test_auto_uses_the_bundled_model_when_installed(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("RAGLS_EMBEDDING", raising=False)  # the test command sets it to keep sessions lexical
     provider = provider_from_setting(parse_settings({})[0].embedding, "/srv/cache")  # the default is "auto"
     assert isinstance(provider, MiniLMProvider)
-    assert provider.threads == 1
+    assert provider.threads == 1 and provider.query_threads == min(2, os.cpu_count() or 1)
     assert provider.quantized and provider.models_dir == Path("/srv/cache/models")
 
 
@@ -48,9 +49,11 @@ def test_auto_is_silently_lexical_without_the_extra(monkeypatch: pytest.MonkeyPa
 
 @DENSE
 def test_minilm_with_options() -> None:
-    provider = provider_from_setting({"provider": "minilm", "threads": 2, "batchSize": 4, "quantize": False})
+    provider = provider_from_setting(
+        {"provider": "minilm", "threads": 2, "queryThreads": 3, "batchSize": 4, "quantize": False}
+    )
     assert isinstance(provider, MiniLMProvider)
-    assert provider.threads == 2 and provider.dims == 384
+    assert (provider.threads, provider.query_threads, provider.dims) == (2, 3, 384)
     assert not provider.quantized and provider.model == "all-MiniLM-L6-v2-int8"
 
 
@@ -125,6 +128,7 @@ def test_openai_endpoint(endpoint: str) -> None:
         ({"provider": "bert"}, r"expected one of minilm, onnx, openai, got 'bert'"),
         ({"provider": "minilm", "thread": 2}, r"unknown key\(s\) thread for provider 'minilm'; allowed: batchSize"),
         ({"provider": "minilm", "threads": 0}, r"ragls\.embedding\.threads: expected a positive integer, got 0"),
+        ({"provider": "minilm", "queryThreads": 0}, r"ragls\.embedding\.queryThreads: expected a positive integer"),
         ({"provider": "minilm", "batchSize": True}, r"ragls\.embedding\.batchSize: expected a positive integer"),
         ({"provider": "minilm", "quantize": "yes"}, r"ragls\.embedding\.quantize: expected true or false"),
         ({"provider": "onnx"}, r"ragls\.embedding\.path: the onnx provider needs the directory"),

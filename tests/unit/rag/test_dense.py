@@ -145,3 +145,25 @@ def test_recent_query_vectors_are_reused(tmp_path: Path) -> None:
         stream.search(f"query {i}", 1)
     stream.search("alpha handler", 2)  # pushed out by newer queries: embedded again
     assert provider.texts == embedded + 2 + RECENT_QUERIES
+
+
+class QuerySessionEmbedding(SlowCountingEmbedding):
+    """Embeds queries apart from chunks, as MiniLM does on a session of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return super().embed([text])[0]
+
+
+def test_a_provider_with_a_query_session_embeds_queries_there(tmp_path: Path) -> None:
+    provider = QuerySessionEmbedding()
+    stream = VectorStream(provider)
+    stream.replace_documents([], [Document("a", "alpha handler"), Document("b", "beta store")])
+    chunks = provider.texts
+    assert [r.document.id for r in stream.search("alpha handler", 1)] == ["a"]
+    assert provider.queries == ["alpha handler"]
+    assert provider.texts == chunks + 1  # embed_query delegates to embed here; once, not twice
