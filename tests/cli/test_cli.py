@@ -108,3 +108,16 @@ def test_a_reader_that_goes_away_is_not_an_error(project: Path) -> None:
     search.stdout.close()  # the reader is gone before the answer is written
     stderr = search.stderr.read().decode()
     assert search.wait(timeout=90) == 0 and "Traceback" not in stderr, stderr
+
+
+def test_servers_run_blas_on_one_thread() -> None:
+    script = (
+        "import numpy, json, threadpoolctl\n"
+        "threadpoolctl.threadpool_limits(2, user_api='blas')\n"
+        "from ragls.cli import one_blas_thread\n"
+        "one_blas_thread()\n"
+        "print(json.dumps([pool['num_threads'] for pool in threadpoolctl.threadpool_info()]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [1]  # NumPy's BLAS, limited after it had two threads
