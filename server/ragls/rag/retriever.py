@@ -70,18 +70,22 @@ class HybridRetriever:
             for document_id, score in fused.items():
                 fused[document_id] = score * self.prior(documents[document_id].metadata.get("file"))
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        return self._diversify([SearchResult(documents[i], score) for i, score in ranked], top_k)
+        return self._diversify(ranked, documents, top_k)
 
-    def _diversify(self, results: list[SearchResult], top_k: int) -> list[SearchResult]:
+    def _diversify(
+        self, ranked: list[tuple[str, float]], documents: Mapping[str, Document], top_k: int
+    ) -> list[SearchResult]:
+        """The first top_k of `ranked`, at most `max_per_file` from one file."""
         per_file: dict[str, int] = {}
         kept: list[SearchResult] = []
-        for result in results:
-            file = result.document.metadata.get("file")
+        for document_id, score in ranked:
+            document = documents[document_id]
+            file = document.metadata.get("file")
             if file is not None:
                 if per_file.get(file, 0) >= self.max_per_file:
                     continue
                 per_file[file] = per_file.get(file, 0) + 1
-            kept.append(result)
+            kept.append(SearchResult(document, score))
             if len(kept) == top_k:
                 break
         return kept
