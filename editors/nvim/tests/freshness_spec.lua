@@ -1,7 +1,8 @@
 local h = require("helpers")
 
---- Run `:Ragls search! query` until a quickfix item's file matches file_pattern.
-local function search_until(query, file_pattern)
+--- Run `:Ragls search! query` until a quickfix item's file matches file_pattern (and its text, text_pattern:
+--- a chunk of the file from before an edit may answer first).
+local function search_until(query, file_pattern, text_pattern)
   local found
   h.wait(("a search for %q to find %s"):format(query, file_pattern), function()
     vim.fn.setqflist({}, "f")
@@ -12,7 +13,8 @@ local function search_until(query, file_pattern)
       return #vim.fn.getqflist() > 0 or h.note_matching("no results") ~= nil
     end, 20)
     for _, item in ipairs(answered and vim.fn.getqflist() or {}) do
-      if vim.api.nvim_buf_get_name(item.bufnr):match(file_pattern) then
+      local file_matches = vim.api.nvim_buf_get_name(item.bufnr):match(file_pattern)
+      if file_matches and (text_pattern == nil or item.text:find(text_pattern, 1, true)) then
         found = item
         return true
       end
@@ -38,7 +40,7 @@ return {
       local path = h.root .. "/src/db/pool.py"
       local text = table.concat(vim.fn.readfile(path), "\n")
       h.write("src/db/pool.py", text .. "\n\n\ndef drain_wombats(pool):\n    return pool.wombats.clear()\n")
-      local item = search_until("drain wombats", "src/db/pool%.py$")
+      local item = search_until("drain wombats", "src/db/pool%.py$", "drain_wombats")
       h.contains(item.text, "drain_wombats")
     end,
   },
