@@ -279,10 +279,11 @@ class _QuietInvalidParams(logging.Filter):
 def run_server(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> None:
     """Start serving on stdio (default) or TCP."""
     from ragls.server.handlers import create_server
+    from ragls.server.stdio import serve_stdio
 
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietInvalidParams())
     server = create_server()
     if tcp:
         server.start_tcp(host, port)
     else:
-        server.start_io()
+        serve_stdio(server)
