@@ -2,7 +2,8 @@
 
 Embedding is slow (a small model on a laptop CPU does tens of chunks a second), so in background
 mode new documents wait in `pending` and a worker fills their vectors later; vectors are reused
-by content hash across generations, restarts and branch switches.
+by content hash across generations, restarts and branch switches. Each vector is held once: in a
+row while a document has it, in `cache` (by content hash) otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def content_hash(document: Document) -> str:
 
 
 RECENT_QUERIES = 256
+MIN_CAPACITY = 64
 
 
 class VectorStream:
@@ -40,9 +42,11 @@ class VectorStream:
         self.background = background
         self._rows = np.zeros((0, provider.dims), dtype=np.float32)
         self._documents: list[Document] = []
+        self._hashes: list[str] = []  # the content hash of each row's document
         self._row_of: dict[str, int] = {}
+        self._rows_of_hash: dict[str, list[int]] = {}
         self._pending: dict[str, Document] = {}
-        self.cache: dict[str, np.ndarray] = {}
+        self.cache: dict[str, np.ndarray] = {}  # vectors no row holds: removed documents, stored generations
         self._recent_queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
         self.has_pending = threading.Event()
@@ -67,19 +71,27 @@ class VectorStream:
     ) -> list[Document]:
         """Remove then add; cached or carried vectors are used at once, others wait or are embedded now."""
         if not self.background:
-            self._embed_into_cache([d for d in add if self._known_vector(d) is None])
+            missing: dict[str, Document] = {}  # by content: copies are embedded once
+            with self._lock:
+                for document in add:
+                    key = content_hash(document)
+                    if key not in missing and self._known_vector(document, key) is None:
+                        missing[key] = document
+            self._embed_into_cache(list(missing.values()))
         with self._lock:
             removed = [self._remove(i) for i in remove_ids if i in self._row_of]
             for document_id in remove_ids:
                 self._pending.pop(document_id, None)
+            self._reserve(len(self._documents) + len(add))
             for document in add:
                 if document.id in self._row_of:
                     self._remove(document.id)
-                vector = self._known_vector(document)
+                key = content_hash(document)
+                vector = self._known_vector(document, key)
                 if vector is None:
                     self._pending[document.id] = document
                 else:
-                    self._append(document, vector)
+                    self._append(document, vector, key)
             if self._pending:
                 self.has_pending.set()
             return removed
@@ -96,16 +108,17 @@ class VectorStream:
             return batch
 
     def fill(self, documents: Sequence[Document], vectors: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        """Store vectors computed in the background; documents removed meanwhile are skipped."""
+        """Store vectors computed in the background; those of documents removed meanwhile are only cached."""
         filled = []
         with self._lock:
             for document, vector in zip(documents, vectors, strict=True):
                 key = content_hash(document)
-                self.cache[key] = vector
                 filled.append((key, vector))
                 if self._pending.get(document.id) is document:
                     del self._pending[document.id]
-                    self._append(document, vector)
+                    self._append(document, vector, key)
+                elif key not in self._rows_of_hash:
+                    self.cache[key] = vector
         return filled
 
     def embed(self, documents: Sequence[Document]) -> np.ndarray:
@@ -115,10 +128,15 @@ class VectorStream:
         return np.asarray(self.provider.embed(texts), dtype=np.float32)
 
     def clear(self) -> None:
+        """Forget every document; their vectors move to the cache, for the documents of a rebuild."""
         with self._lock:
+            for key, rows in self._rows_of_hash.items():
+                self.cache[key] = self._rows[rows[0]].copy()
             self._rows = np.zeros((0, self.provider.dims), dtype=np.float32)
             self._documents.clear()
+            self._hashes.clear()
             self._row_of.clear()
+            self._rows_of_hash.clear()
             self._pending.clear()
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
@@ -144,34 +162,57 @@ class VectorStream:
                 self._recent_queries.popitem(last=False)
         return vector
 
-    def _known_vector(self, document: Document) -> np.ndarray | None:
+    def _known_vector(self, document: Document, key: str) -> np.ndarray | None:
         if document.embedding is not None and len(document.embedding) == self.provider.dims:
             return np.asarray(document.embedding, dtype=np.float32)
-        return self.cache.get(content_hash(document))
+        rows = self._rows_of_hash.get(key)
+        if rows:
+            return self._rows[rows[0]]
+        return self.cache.get(key)
 
     def _embed_into_cache(self, documents: Sequence[Document]) -> None:
         if documents:
             for document, vector in zip(documents, self.embed(documents), strict=True):
                 self.cache[content_hash(document)] = vector
 
-    def _append(self, document: Document, vector: np.ndarray) -> None:
-        row = len(self._documents)
-        if row == len(self._rows):  # grow by doubling, so appends cost amortized O(1)
-            grown = np.zeros((max(64, 2 * len(self._rows)), self.provider.dims), dtype=np.float32)
-            grown[:row] = self._rows[:row]
+    def _reserve(self, rows: int) -> None:
+        """Room for `rows` rows: exactly, for a bulk add, else a quarter more (amortized O(1) appends,
+        at most a fifth of the matrix unused)."""
+        if rows > len(self._rows):
+            capacity = max(rows, len(self._rows) + len(self._rows) // 4, MIN_CAPACITY)
+            grown = np.zeros((capacity, self.provider.dims), dtype=np.float32)
+            grown[: len(self._documents)] = self._rows[: len(self._documents)]
             self._rows = grown
+
+    def _append(self, document: Document, vector: np.ndarray, key: str) -> None:
+        row = len(self._documents)
+        self._reserve(row + 1)
         self._rows[row] = vector
         self._row_of[document.id] = row
         self._documents.append(document)
+        self._hashes.append(key)
+        self._rows_of_hash.setdefault(key, []).append(row)
+        self.cache.pop(key, None)  # the row holds it now
 
     def _remove(self, document_id: str) -> Document:
         row = self._row_of.pop(document_id)
         last = len(self._documents) - 1
         document = self._documents[row]
+        key = self._hashes[row]
+        rows = self._rows_of_hash[key]
+        rows.remove(row)
+        if not rows:  # no other document has this content: keep the vector for when it comes back
+            del self._rows_of_hash[key]
+            self.cache[key] = self._rows[row].copy()
         if row != last:
             moved = self._documents[last]
+            moved_key = self._hashes[last]
             self._documents[row] = moved
+            self._hashes[row] = moved_key
             self._rows[row] = self._rows[last]
             self._row_of[moved.id] = row
+            moved_rows = self._rows_of_hash[moved_key]
+            moved_rows[moved_rows.index(last)] = row
         self._documents.pop()
+        self._hashes.pop()
         return document

@@ -167,3 +167,44 @@ def test_a_provider_with_a_query_session_embeds_queries_there(tmp_path: Path) ->
     assert [r.document.id for r in stream.search("alpha handler", 1)] == ["a"]
     assert provider.queries == ["alpha handler"]
     assert provider.texts == chunks + 1  # embed_query delegates to embed here; once, not twice
+
+
+def test_each_vector_is_held_once_and_reused_after_removal_and_clear() -> None:
+    provider = SlowCountingEmbedding()
+    stream = VectorStream(provider)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    documents = [Document(f"d{i}", f"def {word}_handler():\n    return {word}_value\n") for i, word in enumerate(words)]
+    stream.replace_documents([], documents)
+    assert provider.texts == 6 and stream.cache == {}  # the rows hold every vector; no second copy
+    stream.replace_documents(["d1", "d4"], [])
+    assert len(stream.cache) == 2  # removed documents' vectors wait in the cache
+    stream.replace_documents([], [documents[4], documents[1]])
+    assert provider.texts == 6 and stream.cache == {}
+    stream.clear()
+    assert len(stream.cache) == 6 and stream.coverage() == (0, 0)
+    stream.replace_documents([], documents)
+    assert provider.texts == 6  # a rebuild after clear embeds nothing again
+    for document in documents:
+        assert stream.search(document.content, 1)[0].document.id == document.id
+
+
+WORDS = ["kilo", "lima", "mike", "november"]
+
+
+def test_documents_with_the_same_content_share_one_vector() -> None:
+    provider = SlowCountingEmbedding()
+    stream = VectorStream(provider)
+    same = [Document(name, "def license_header():\n    return 'MIT'\n") for name in ("a", "b", "c")]
+    other = [Document(f"x{i}", f"def {word}_parser(text):\n    return {word}(text)\n") for i, word in enumerate(WORDS)]
+    stream.replace_documents([], [*same[:1], *other, *same[1:]])
+    assert provider.texts == 5  # the copies reuse the first one's vector
+    stream.replace_documents(["a", "x0"], [])  # swaps rows around; b and c still hold the vector
+    assert len(stream.cache) == 1  # only x0's
+    assert {r.document.id for r in stream.search(same[0].content, 2)} == {"b", "c"}
+    stream.replace_documents(["b", "c"], [])
+    assert len(stream.cache) == 2  # the last copy gone: its vector is kept
+    embedded = provider.texts  # the search above embedded its query
+    stream.replace_documents([], same)
+    assert provider.texts == embedded
+    for document in other[1:]:
+        assert stream.search(document.content, 1)[0].document.id == document.id
