@@ -37,7 +37,7 @@ class EmbedsQueries(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-def query_vector(provider: EmbeddingProvider, query: str) -> np.ndarray:
+def embed_query(provider: EmbeddingProvider, query: str) -> np.ndarray:
     if isinstance(provider, EmbedsQueries):
         return np.asarray(provider.embed_query(query), dtype=np.float32)
     return np.asarray(provider.embed([query])[0], dtype=np.float32)

@@ -8,15 +8,18 @@ row while a document has it, in `cache` (by content hash) otherwise.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from ragls.index.embedding import EmbeddingProvider, provider_ready, query_vector
+from ragls.index.embedding import EmbeddingProvider, embed_query, provider_ready
 from ragls.index.ranking import top_results
 from ragls.index.tokenize import searchable_text
 from ragls.model import Document, SearchResult
@@ -30,6 +33,9 @@ def content_hash(document: Document) -> str:
 
 RECENT_QUERIES = 256
 MIN_CAPACITY = 64
+# From this many rows a second thread scores half of the matrix (one product is memory-bound; measured on
+# 2 cores: 38,403 rows 5.6 -> 3.5 ms, 8,000 rows 0.61 -> 0.39 ms, 1,231 rows 0.07 -> 0.14 ms).
+SPLIT_ROWS = 4096
 
 
 class VectorStream:
@@ -144,7 +150,7 @@ class VectorStream:
         with self._lock:
             if not self._documents:
                 return []
-            scores = self._rows[: len(self._documents)] @ query_vector
+            scores = _scores(self._rows[: len(self._documents)], query_vector)
             return top_results(np.maximum(scores, 0.0), self._documents, top_k, filters)
 
     def _query_vector(self, query: str) -> np.ndarray:
@@ -155,7 +161,7 @@ class VectorStream:
             if vector is not None:
                 self._recent_queries.move_to_end(query)
                 return vector
-        vector = query_vector(self.provider, query)
+        vector = embed_query(self.provider, query)
         with self._lock:
             self._recent_queries[query] = vector
             if len(self._recent_queries) > RECENT_QUERIES:
@@ -216,3 +222,18 @@ class VectorStream:
         self._documents.pop()
         self._hashes.pop()
         return document
+
+
+def _scores(rows: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
+    """rows @ query_vector; large matrices in two halves on two threads (NumPy lets go of the GIL)."""
+    if len(rows) < SPLIT_ROWS or (os.cpu_count() or 1) < 2:
+        return rows @ query_vector
+    half = len(rows) // 2
+    head = _scoring_thread().submit(np.dot, rows[:half], query_vector)
+    tail = rows[half:] @ query_vector
+    return np.concatenate([head.result(), tail])
+
+
+@functools.cache
+def _scoring_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="ragls-vectors")

@@ -11,7 +11,8 @@ import numpy as np
 
 from ragls.config import Settings
 from ragls.index.embedding import HashingEmbedding
-from ragls.index.vectors import RECENT_QUERIES, VectorStream
+from ragls.index.tokenize import searchable_text
+from ragls.index.vectors import RECENT_QUERIES, SPLIT_ROWS, VectorStream
 from ragls.model import Document
 from ragls.rag.service import RagService
 
@@ -208,3 +209,22 @@ def test_documents_with_the_same_content_share_one_vector() -> None:
     assert provider.texts == embedded
     for document in other[1:]:
         assert stream.search(document.content, 1)[0].document.id == document.id
+
+
+def test_a_large_matrix_ranks_as_one_product_would() -> None:
+    """Past SPLIT_ROWS two threads score halves of the matrix; the ranking must not change."""
+    provider = HashingEmbedding(64)
+    stream = VectorStream(provider)
+    documents = [
+        Document(f"d{i}", f"def handler_{i % 97}(item_{i % 89}):\n    return item_{i % 83}\n")
+        for i in range(SPLIT_ROWS + 904)
+    ]
+    stream.replace_documents([], documents)
+    matrix = provider.embed([searchable_text(d.content, d.metadata) for d in documents])
+    for query in ("handler_5 item_7", "return item_12", "handler_96"):
+        scores = np.maximum(matrix @ provider.embed([query])[0], 0.0)
+        results = stream.search(query, 10)
+        assert len(results) == 10
+        np.testing.assert_allclose([r.score for r in results], np.sort(scores)[::-1][:10], rtol=1e-5)
+        for result in results:  # each score belongs to its document (ties may come in any order)
+            assert abs(result.score - scores[int(result.document.id[1:])]) < 1e-5
