@@ -76,23 +76,22 @@ class VectorStream:
         self, remove_ids: Collection[str], add: Sequence[Document], terms: object = None
     ) -> list[Document]:
         """Remove then add; cached or carried vectors are used at once, others wait or are embedded now."""
+        keys = [content_hash(document) for document in add]
         if not self.background:
             missing: dict[str, Document] = {}  # by content: copies are embedded once
             with self._lock:
-                for document in add:
-                    key = content_hash(document)
+                for document, key in zip(add, keys, strict=True):
                     if key not in missing and self._known_vector(document, key) is None:
                         missing[key] = document
-            self._embed_into_cache(list(missing.values()))
+            self._embed_into_cache(missing)
         with self._lock:
             removed = [self._remove(i) for i in remove_ids if i in self._row_of]
             for document_id in remove_ids:
                 self._pending.pop(document_id, None)
             self._reserve(len(self._documents) + len(add))
-            for document in add:
+            for document, key in zip(add, keys, strict=True):
                 if document.id in self._row_of:
                     self._remove(document.id)
-                key = content_hash(document)
                 vector = self._known_vector(document, key)
                 if vector is None:
                     self._pending[document.id] = document
@@ -176,10 +175,10 @@ class VectorStream:
             return self._rows[rows[0]]
         return self.cache.get(key)
 
-    def _embed_into_cache(self, documents: Sequence[Document]) -> None:
+    def _embed_into_cache(self, documents: Mapping[str, Document]) -> None:
+        """Embed documents given by content hash, now, into the cache."""
         if documents:
-            for document, vector in zip(documents, self.embed(documents), strict=True):
-                self.cache[content_hash(document)] = vector
+            self.cache.update(zip(documents.keys(), self.embed(list(documents.values())), strict=True))
 
     def _reserve(self, rows: int) -> None:
         """Room for `rows` rows: exactly, for a bulk add, else a quarter more (amortized O(1) appends,
