@@ -50,15 +50,16 @@ class Limits:
 
 @dataclass(frozen=True)
 class Weights:
-    """Reciprocal-rank-fusion weights: BM25, the knowledge base's TF-IDF vectors, symbol names, dense vectors.
+    """Fusion weights: BM25, the knowledge base's TF-IDF vectors, symbol names, dense vectors.
 
-    `dense` counts only where an embedding provider is active (measured: 0.4 did as well as any).
+    `dense` counts only where an embedding provider is active; the streams then fuse by normalized scores,
+    where 1.2 did best (measured: 1.0 to 1.5 within 0.01 MRR@10 on four corpora, 0.8 worse).
     """
 
     bm25: float = 0.6
     vector: float = 0.4
     names: float = 0.4
-    dense: float = 0.4
+    dense: float = 1.2
 
 
 @dataclass(frozen=True)

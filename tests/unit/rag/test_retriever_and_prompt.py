@@ -1,4 +1,4 @@
-"""Weighted RRF, per-file caps and failing streams; both context prompt formats."""
+"""Weighted RRF and normalized-score fusion, per-file caps and failing streams; both context prompt formats."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from ragls.model import Document, SearchResult
 from ragls.rag.prompt import build_prompt
-from ragls.rag.retriever import HybridRetriever, WhenComplete
+from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
 
 
 class FixedStream:
@@ -25,6 +25,19 @@ class FixedStream:
         self.asked.append(top_k)
         docs = [Document(i, f"content {i}", {"file": self.files.get(i, f"{i}.py")}) for i in self.ids]
         return [SearchResult(d, 1.0 / (rank + 1)) for rank, d in enumerate(docs)][:top_k]
+
+
+class ScoredStream:
+    """A stream that answers every query with fixed (id, score) pairs, best first."""
+
+    def __init__(self, name: str, scored: list[tuple[str, float]]) -> None:
+        self.name = name
+        self.scored = scored
+
+    def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        return [SearchResult(Document(i, f"content {i}", {"file": f"{i}.py"}), score) for i, score in self.scored][
+            :top_k
+        ]
 
 
 class BrokenStream:
@@ -43,6 +56,26 @@ def test_weighted_rrf_with_rank_from_zero() -> None:
     assert scores["a"] == pytest.approx(0.6 / 61 + 0.4 / 62)
     assert scores["c"] == pytest.approx(0.6 / 63 + 0.4 / 61)
     assert [r.document.id for r in results] == ["a", "c"]
+
+
+def test_normalized_scores_keep_how_far_ahead_a_stream_s_best_answer_is() -> None:
+    # By rank the two streams cancel out (a ties c); by score bm25's a is ten times ahead of its c,
+    # while dense has c barely ahead of a.
+    bm25 = ScoredStream("bm25", [("a", 10.0), ("c", 1.0)])
+    dense = ScoredStream("dense", [("c", 0.5), ("a", 0.45), ("z", 0.0)])
+    by_rank = HybridRetriever.builder().stream(bm25, 1.0).stream(dense, 1.0).build().retrieve("q", 3)
+    assert by_rank[0].score == pytest.approx(by_rank[1].score)
+    by_score = HybridRetriever.builder().stream(bm25, 1.0).stream(dense, 1.0).fusion(normalized_scores).build()
+    results = by_score.retrieve("q", 3)
+    scores = {r.document.id: r.score for r in results}
+    assert scores == pytest.approx({"a": 1.0 + 0.9, "c": 0.1 + 1.0, "z": 0.0})
+    assert [r.document.id for r in results] == ["a", "c", "z"]
+
+
+def test_a_stream_with_no_positive_score_adds_nothing() -> None:
+    zero = ScoredStream("zero", [("a", 0.0), ("b", 0.0)])
+    results = HybridRetriever.builder().stream(zero, 1.0).fusion(normalized_scores).build().retrieve("q", 5)
+    assert [(r.document.id, r.score) for r in results] == [("a", 0.0), ("b", 0.0)]
 
 
 def test_min_depth_asks_every_stream_for_more() -> None:
