@@ -226,7 +226,7 @@ const MIB = 1024 * 1024;
 
 /** PROTOCOL.md's documented defaults. */
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
-  weights: { bm25: 0.6, vector: 0.4, names: 0.4, dense: 0.4 },
+  weights: { bm25: 0.6, vector: 0.4, names: 0.4, dense: 1.2 },
   maxChunksPerFile: 3,
   embedding: "auto",
   limits: { maxDecodedBytes: 64 * MIB, maxFiles: 4096, maxEntries: 8192, maxDepth: 64, maxFileBytes: 16 * MIB },
