@@ -40,7 +40,8 @@ def normalized_scores(results: Sequence[SearchResult]) -> list[float]:
     best = max((result.score for result in results), default=0.0)
     if best <= 0.0:
         return [0.0] * len(results)
-    return [max(result.score, 0.0) / best for result in results]
+    scale = 1.0 / best
+    return [result.score * scale if result.score > 0.0 else 0.0 for result in results]
 
 
 @dataclass(frozen=True)
