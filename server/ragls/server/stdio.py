@@ -40,12 +40,11 @@ class PipeReader:
             return exc.partial
 
 
-def serve_stdio(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+def serve_stdio(server: LanguageServer) -> None:
     """What pygls's `start_io` does, with the pipe read on the loop: run until `exit` or end of input."""
-    stdin = stdin or sys.stdin.buffer
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
-        asyncio.run(_read_messages(server, stdin))
+        asyncio.run(_read_messages(server, sys.stdin.buffer))
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
     except (KeyboardInterrupt, SystemExit):
