@@ -17,6 +17,7 @@ from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
+    LanguageServerProtocol,
     default_converter,
 )
 
@@ -49,6 +50,21 @@ def dict_params_converter() -> Any:
     return converter
 
 
+class RaglsProtocol(LanguageServerProtocol):
+    """Replies to our own methods go out without cattrs walking their results.
+
+    Their results are plain dicts (see `wire.py`) that `json.dumps` writes as they are; cattrs walking one
+    first took as long as encoding it (a search's reply on flask, 18 KB: 0.48 ms with the walk, 0.23 ms
+    without). Anything in such a dict that JSON cannot write still reaches `_serialize_message` through
+    `json.dumps`'s `default`. Replies to LSP methods have lsprotocol response types and go the usual way.
+    """
+
+    def _serialize_message(self, data: Any) -> Any:
+        if type(data) is JsonRPCResponseMessage and type(data.result) is dict:
+            return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
+        return super()._serialize_message(data)
+
+
 class RaglsServer(LanguageServer):
     """Holds the open folders and runs their index work off the event loop."""
 
@@ -58,6 +74,7 @@ class RaglsServer(LanguageServer):
             "ragls",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=RaglsProtocol,
             converter_factory=dict_params_converter,
         )
         self.ready = asyncio.Event()
@@ -103,6 +120,8 @@ class RaglsServer(LanguageServer):
 
     async def until_ready(self, timeout: float = 30.0) -> None:
         """Requests that arrive before `initialized` has opened the folders wait for it."""
+        if self.ready.is_set():
+            return  # every request after the first few: no task for wait_for to start
         try:
             await asyncio.wait_for(self.ready.wait(), timeout)
         except TimeoutError:
