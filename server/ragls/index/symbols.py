@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,14 +31,17 @@ class _Entry:
 class SymbolIndex:
     """Symbols per file, replaced file by file; matching is case-insensitive.
 
-    Every match class needs all of the query's characters in the qualified name, so a
-    character-set bitmask per symbol rules most symbols out in one numpy comparison. The
-    masks are computed in bulk and the per-symbol match data only for symbols that pass.
+    Every match class needs the query's characters in the qualified name, in order. So a
+    character-set bitmask per symbol rules most symbols out in one numpy comparison, a regex
+    in C keeps those that hold the characters in order, and only the rest are classified in
+    Python (on Django, 5,000-12,000 symbols passed the masks for a typical query and a few
+    dozen the order). The masks are computed in bulk, the per-symbol match data only for
+    symbols that are classified.
     """
 
     def __init__(self) -> None:
         self._by_file: dict[str, list[Symbol]] = {}
-        self._flat: tuple[list[Symbol], np.ndarray, list[_Entry | None]] | None = None
+        self._flat: _Flat | None = None
 
     def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
         """Drop the symbols of the given files, then add the new ones (files can be in both)."""
@@ -51,11 +55,12 @@ class SymbolIndex:
         self._by_file.clear()
         self._flat = None
 
-    def _flattened(self) -> tuple[list[Symbol], np.ndarray, list[_Entry | None]]:
+    def _flattened(self) -> _Flat:
         flat = self._flat
         if flat is None:
             symbols = self.all()
-            flat = self._flat = (symbols, _masks([s.qualified_name.lower() for s in symbols]), [None] * len(symbols))
+            haystacks = [_haystack(symbol) for symbol in symbols]
+            flat = self._flat = (symbols, _masks(haystacks), haystacks, [None] * len(symbols))
         return flat
 
     def all(self) -> list[Symbol]:
@@ -71,9 +76,12 @@ class SymbolIndex:
     def ranked(self, query: str, limit: int = MAX_SYMBOLS) -> list[tuple[tuple[int, int], Symbol]]:
         """Matches with their (match class, name length) keys, best first."""
         needle = query.strip().lower()
-        symbols, masks, entries = self._flattened()
-        wanted = _mask(needle)
-        candidates = np.flatnonzero((masks & wanted) == wanted).tolist() if needle else range(len(symbols))
+        symbols, masks, haystacks, entries = self._flattened()
+        candidates: Iterable[int] = range(len(symbols))
+        if needle:
+            wanted = _mask(needle)
+            in_order = _in_order(needle)
+            candidates = [i for i in np.flatnonzero((masks & wanted) == wanted).tolist() if in_order(haystacks[i])]
         ranked: list[tuple[int, int, str, int, Symbol]] = []
         for index in candidates:
             entry = entries[index]
@@ -85,6 +93,24 @@ class SymbolIndex:
                 ranked.append((match_class, len(entry.qualified), symbol.file, symbol.start_line, symbol))
         best = heapq.nsmallest(limit, ranked, key=lambda item: item[:4])
         return [((item[0], item[1]), item[4]) for item in best]
+
+
+# The symbols, their character masks, their haystacks, and their match data once computed.
+_Flat = tuple[list[Symbol], np.ndarray, list[str], list["_Entry | None"]]
+
+
+def _haystack(symbol: Symbol) -> str:
+    """The lowercased text every match class finds the query's characters in, in order: the qualified name,
+    which ends with the name (both before it, should a symbol ever not)."""
+    name, qualified = symbol.name.lower(), symbol.qualified_name.lower()
+    return qualified if name in qualified else f"{name}\x00{qualified}"
+
+
+@functools.lru_cache(maxsize=256)
+def _in_order(needle: str) -> Callable[[str], re.Match[str] | None]:
+    """Whether a text holds the needle's characters in order, as `_is_subsequence`, run by the regex engine:
+    each possessive `[^c]*+c` moves to the next c, so nothing is tried twice."""
+    return re.compile("".join(f"[^{re.escape(char)}]*+{re.escape(char)}" for char in needle)).match
 
 
 def _entry(symbol: Symbol) -> _Entry:

@@ -1,0 +1,80 @@
+"""Workspace-symbol matching: match classes in order, and the prefilters never drop a match."""
+
+from __future__ import annotations
+
+import random
+
+from ragls.index.symbols import SUBSEQUENCE, SymbolIndex, _entry, _match
+from ragls.model import Symbol
+
+
+def symbol(qualified: str, file: str = "app.py", line: int = 1) -> Symbol:
+    container, _, name = qualified.rpartition(".")
+    return Symbol(name, qualified, "function", file, line, line + 1, container or None)
+
+
+def names(index: SymbolIndex, query: str) -> list[str]:
+    return [s.qualified_name for s in index.search(query)]
+
+
+def test_match_classes_rank_exact_then_prefix_then_words_then_subsequence() -> None:
+    index = SymbolIndex()
+    index.replace_files(
+        [],
+        [
+            symbol("Config.load_file"),
+            symbol("loader"),
+            symbol("Load"),
+            symbol("load"),
+            symbol("lazy_object_attr_dict"),
+            symbol("LiveOnlyAppData", file="b.py"),
+            symbol("unload_all"),
+        ],
+    )
+    # exact case, exact, name prefixes, word initials (shorter first), then the letters in order
+    assert names(index, "load") == [
+        "load",
+        "Load",
+        "loader",
+        "Config.load_file",
+        "LiveOnlyAppData",
+        "lazy_object_attr_dict",
+        "unload_all",
+    ]
+    assert index.ranked("load")[-1][0][0] == SUBSEQUENCE
+    assert names(index, "config.lo") == ["Config.load_file"]  # a qualified prefix
+    assert names(index, "zz") == []
+
+
+def test_queries_with_regex_characters_match_them_literally() -> None:
+    index = SymbolIndex()
+    index.replace_files([], [symbol("a[b]"), symbol("x^y-z"), symbol("back\\slash"), symbol("Guide > Install")])
+    assert names(index, "[b]") == ["a[b]"]
+    assert names(index, "^-") == ["x^y-z"]
+    assert names(index, "\\") == ["back\\slash"]
+    assert names(index, "e > i") == ["Guide > Install"]
+    assert names(index, ".*") == []
+
+
+def test_ranked_matches_classifying_every_symbol() -> None:
+    """The masks and the in-order regex only skip symbols no match class would take."""
+    rng = random.Random(11)
+    words = ["get", "set", "query", "Set", "user", "Name", "HTTP", "handler", "_private", "x2", "data", "é"]
+    symbols = []
+    for n in range(600):
+        parts = ["".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3))]
+        symbols.append(symbol(".".join(parts), file=f"f{n % 7}.py", line=n))
+    index = SymbolIndex()
+    index.replace_files([], symbols)
+    queries = ["gqs", "getus", "Set", "set", "http", "hn", "é", "_p", "x2d", "u.n", "ndl", "q u", "qq"]
+    queries += [rng.choice(symbols).qualified_name[: rng.randint(1, 6)] for _ in range(40)]
+    for query in queries:
+        needle = query.strip().lower()
+        expected = []
+        for candidate in symbols:
+            match_class = _match(query.strip(), needle, _entry(candidate))
+            if match_class is not None:
+                expected.append((match_class, len(candidate.qualified_name), candidate.file, candidate.start_line))
+        expected.sort()
+        got = [(key[0], key[1], s.file, s.start_line) for key, s in index.ranked(query, limit=1000)]
+        assert got == expected, query
