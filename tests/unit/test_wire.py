@@ -8,7 +8,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.protocol import JsonRPCResponseMessage
 
-from ragls.model import Document, SearchResult
+from ragls.model import Document, SearchResult, Symbol
+from ragls.server.convert import symbol_to_wire
 from ragls.server.handlers import create_server
 from ragls.wire import search_result_to_wire, utf16_length
 
@@ -55,6 +56,27 @@ def test_replies_of_our_methods_are_written_as_they_are_and_lsp_replies_through_
     assert json.loads(json.dumps(nested, default=protocol._serialize_message))["result"] == {
         "at": {"line": 1, "character": 2}
     }
-    # A list result (workspace/symbol's shape) is converted by cattrs as before.
-    symbols = JsonRPCResponseMessage(id=9, jsonrpc="2.0", result=[types.Position(line=0, character=0)])
-    assert protocol._serialize_message(symbols) == {"id": 9, "jsonrpc": "2.0", "result": [{"line": 0, "character": 0}]}
+    # A list of lsprotocol values is converted by cattrs as before; a list of dicts (workspace/symbol's
+    # answer, in its lsprotocol response type) is written as it is.
+    values = JsonRPCResponseMessage(id=9, jsonrpc="2.0", result=[types.Position(line=0, character=0)])
+    assert protocol._serialize_message(values) == {"id": 9, "jsonrpc": "2.0", "result": [{"line": 0, "character": 0}]}
+    found = [{"name": "f", "kind": 12, "location": {"uri": "file:///w/a.py", "range": {}}}]
+    serialized = protocol._serialize_message(types.WorkspaceSymbolResponse(id=10, result=found))
+    assert serialized == {"id": 10, "jsonrpc": "2.0", "result": found} and serialized["result"] is found
+    empty = protocol._serialize_message(types.WorkspaceSymbolResponse(id=11, result=[]))
+    assert empty == {"id": 11, "jsonrpc": "2.0", "result": []}
+
+
+def test_a_symbol_is_a_workspace_symbol_spanning_its_definition() -> None:
+    method = Symbol("load", "Config.load", "method", "src/my app.py", 10, 14, "Config")
+    assert symbol_to_wire(method, Path("/w")) == {
+        "name": "load",
+        "kind": types.SymbolKind.Method.value,
+        "location": {
+            "uri": "file:///w/src/my%20app.py",
+            "range": {"start": {"line": 9, "character": 0}, "end": {"line": 14, "character": 0}},
+        },
+        "containerName": "Config",
+    }
+    top_level = symbol_to_wire(Symbol("Odd", "Odd", "something new", "a.py", 1, 2), Path("/w"))
+    assert "containerName" not in top_level and top_level["kind"] == types.SymbolKind.Variable.value

@@ -248,10 +248,10 @@ def _statuses(folders: list[Folder]) -> dict[str, Any]:
 
 def _register_workspace(server: RaglsServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: RaglsServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+    async def workspace_symbol(ls: RaglsServer, params: types.WorkspaceSymbolParams) -> list[dict[str, Any]]:
         await ls.until_ready()
 
-        def run() -> list[types.WorkspaceSymbol]:
+        def run() -> list[dict[str, Any]]:
             ranked = [
                 (key, symbol, folder)
                 for folder in ls.folders.all()
