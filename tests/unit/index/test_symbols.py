@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ragls.index.symbols import SUBSEQUENCE, SymbolIndex, _entry, _match
+from ragls.index.symbols import EXACT, SUBSEQUENCE, SymbolIndex, _entry, _match
 from ragls.model import Symbol
 
 
@@ -44,6 +44,7 @@ def test_match_classes_rank_exact_then_prefix_then_words_then_subsequence() -> N
     assert index.ranked("load")[-1][0][0] == SUBSEQUENCE
     assert names(index, "config.lo") == ["Config.load_file"]  # a qualified prefix
     assert names(index, "zz") == []
+    assert index.ranked("load", limit=0) == [] and index.ranked("load", limit=-1) == []
 
 
 def test_queries_with_regex_characters_match_them_literally() -> None:
@@ -66,15 +67,16 @@ def test_ranked_matches_classifying_every_symbol() -> None:
         symbols.append(symbol(".".join(parts), file=f"f{n % 7}.py", line=n))
     index = SymbolIndex()
     index.replace_files([], symbols)
-    queries = ["gqs", "getus", "Set", "set", "http", "hn", "é", "_p", "x2d", "u.n", "ndl", "q u", "qq"]
+    queries = ["gqs", "getus", "Set", "set", "http", "hn", "é", "_p", "x2d", "u.n", "ndl", "q u", "qq", "g", "s", ""]
     queries += [rng.choice(symbols).qualified_name[: rng.randint(1, 6)] for _ in range(40)]
     for query in queries:
         needle = query.strip().lower()
         expected = []
         for candidate in symbols:
-            match_class = _match(query.strip(), needle, _entry(candidate))
+            match_class = _match(query.strip(), needle, _entry(candidate)) if needle else EXACT
             if match_class is not None:
                 expected.append((match_class, len(candidate.qualified_name), candidate.file, candidate.start_line))
         expected.sort()
-        got = [(key[0], key[1], s.file, s.start_line) for key, s in index.ranked(query, limit=1000)]
-        assert got == expected, query
+        for limit in (1, 3, 20, 1000):  # small limits stop the classifying early
+            got = [(key[0], key[1], s.file, s.start_line) for key, s in index.ranked(query, limit)]
+            assert got == expected[:limit], (query, limit)
