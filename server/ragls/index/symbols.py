@@ -126,15 +126,15 @@ class _Flat:
 
     @staticmethod
     def of(symbols: list[Symbol]) -> _Flat:
-        """Built column by column with C-level maps: a large folder has tens of thousands of symbols, and this
-        runs again on the first query after every change."""
+        """Built column by column, with C-level maps where they fit: a large folder has tens of thousands of
+        symbols, and this runs again on the first query after every change."""
         count = len(symbols)
         if not count:
             empty = np.zeros(0, dtype=np.int64)
             return _Flat([], [], [], [], empty, empty, empty, empty, empty, [])
-        raw_names, raw_qualified, _, files, start_lines, *_ = zip(*symbols, strict=True)
-        names = list(map(str.lower, raw_names))
-        qualified = list(map(str.lower, raw_qualified))
+        names = [symbol.name.lower() for symbol in symbols]
+        qualified = [symbol.qualified_name.lower() for symbol in symbols]
+        files = [symbol.file for symbol in symbols]
         haystacks = (
             qualified
             if all(map(operator.contains, qualified, names))
@@ -145,7 +145,7 @@ class _Flat:
         qualified_lengths = np.fromiter(map(len, qualified), dtype=np.int64, count=count)
         order = np.lexsort(
             (
-                np.fromiter(start_lines, dtype=np.int64, count=count),
+                np.fromiter((symbol.start_line for symbol in symbols), dtype=np.int64, count=count),
                 np.fromiter(map(file_order.__getitem__, files), dtype=np.int64, count=count),
                 qualified_lengths,
             )
