@@ -80,7 +80,7 @@ class SymbolIndex:
         needle = query.lower()
         if not needle:
             return [((EXACT, len(flat.qualified[i])), flat.symbols[i]) for i in flat.order[:limit].tolist()]
-        names, qualified = flat.names, flat.qualified
+        names, qualified, haystacks = flat.names, flat.qualified, flat.haystacks
         survivors = flat.in_order(needle)
         exact = [i for i in flat.of_length(survivors, len(needle)) if names[i] == needle or qualified[i] == needle]
         by_class: list[list[int]] = [[] for _ in range(SUBSEQUENCE + 1)]
@@ -98,13 +98,14 @@ class SymbolIndex:
             for i in survivors:
                 if i in taken:
                     continue
-                match_class = _match(query, needle, flat.entry(i))
-                if match_class is not None:
-                    by_class[match_class].append(i)
-                if match_class == WORD:
+                entry = flat.entry(i)  # not exact, not a prefix: a word match or the letters in order
+                if _is_word_match(needle, entry):
+                    by_class[WORD].append(i)
                     found += 1
                     if found == limit:
                         break  # the rest are word matches of later rank, or worse
+                elif haystacks[i] is qualified[i] or _is_subsequence(needle, qualified[i]):
+                    by_class[SUBSEQUENCE].append(i)  # the in-order regex ran on the qualified name itself
         best = [(match_class, i) for match_class, indices in enumerate(by_class) for i in indices][:limit]
         return [((match_class, len(qualified[i])), flat.symbols[i]) for match_class, i in best]
 
@@ -249,11 +250,17 @@ def _match(query: str, needle: str, entry: _Entry) -> int | None:
         return PREFIX
     if entry.qualified.startswith(needle):
         return QUALIFIED_PREFIX
-    if entry.initials.startswith(needle) or _word_prefixes(needle, entry.words):
+    if _is_word_match(needle, entry):
         return WORD
     if _is_subsequence(needle, entry.qualified):
         return SUBSEQUENCE
     return None
+
+
+def _is_word_match(needle: str, entry: _Entry) -> bool:
+    """The needle starts the initials, or is a run of word prefixes. Both start with a word's first letter,
+    so a needle whose first letter starts no word skips the word-by-word walk."""
+    return needle[0] in entry.initials and (entry.initials.startswith(needle) or _word_prefixes(needle, entry.words))
 
 
 def _word_prefixes(needle: str, words: tuple[str, ...]) -> bool:

@@ -65,9 +65,35 @@ def test_ranked_matches_classifying_every_symbol() -> None:
     for n in range(600):
         parts = ["".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3))]
         symbols.append(symbol(".".join(parts), file=f"f{n % 7}.py", line=n))
+    # Symbols whose qualified name does not end with their name (none of ours, but a store could hold one).
+    symbols += [Symbol("getUser", "Legacy.fetch_user", "function", "f9.py", n, n + 1, "Legacy") for n in (1, 2)]
+    sigma = "\u03a3"  # "A.Σ".lower() ends with the final form of sigma, "Σ".lower() is the other one
+    symbols.append(Symbol(sigma, f"A.{sigma}", "function", "f9.py", 3, 4, "A"))
     index = SymbolIndex()
     index.replace_files([], symbols)
-    queries = ["gqs", "getus", "Set", "set", "http", "hn", "é", "_p", "x2d", "u.n", "ndl", "q u", "qq", "g", "s", ""]
+    queries = [
+        "getuser",
+        "leg",
+        "\u03c3",
+        "gu",
+        sigma,
+        "gqs",
+        "getus",
+        "Set",
+        "set",
+        "http",
+        "hn",
+        "é",
+        "_p",
+        "x2d",
+        "u.n",
+        "ndl",
+        "q u",
+        "qq",
+        "g",
+        "s",
+        "",
+    ]
     queries += [rng.choice(symbols).qualified_name[: rng.randint(1, 6)] for _ in range(40)]
     for query in queries:
         needle = query.strip().lower()
