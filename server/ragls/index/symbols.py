@@ -33,8 +33,8 @@ class SymbolIndex:
 
     Every match class needs the query's characters in the qualified name, in order. So a
     character-set bitmask per symbol rules most symbols out in one numpy comparison and a regex
-    in C keeps those that hold the characters in order (on Django, 5,000-12,000 symbols passed
-    the masks for a typical query and a few dozen the order). Exact and prefix matches are then
+    in C keeps those that hold the characters in order (on Django, `Media._css` passed the masks
+    for 8,647 symbols and the order for 11). Exact and prefix matches are then
     found by string tests in C; only the word and in-order classes are told apart in Python, in
     rank order, and only until enough matches are found (a one-letter query on Django matched
     18,000 symbols by prefix: classifying all 40,000 in Python took 290 ms).
