@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -42,23 +43,36 @@ class SymbolIndex:
 
     def __init__(self) -> None:
         self._by_file: dict[str, list[Symbol]] = {}
+        self._columns: dict[str, _Columns] = {}  # per file, so that a change rebuilds only its files' columns
         self._flat: _Flat | None = None
 
     def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
         """Drop the symbols of the given files, then add the new ones (files can be in both)."""
         for file in removed_files:
             self._by_file.pop(file, None)
+            self._columns.pop(file, None)
         for symbol in symbols:
             self._by_file.setdefault(symbol.file, []).append(symbol)
+            self._columns.pop(symbol.file, None)
         self._flat = None
 
     def clear(self) -> None:
         self._by_file.clear()
+        self._columns.clear()
         self._flat = None
 
     def _flattened(self) -> _Flat:
         if self._flat is None:
-            self._flat = _Flat.of(self.all())
+            missing = [file for file in self._by_file if file not in self._columns]
+            if missing:
+                built = _Columns.of([symbol for file in missing for symbol in self._by_file[file]])
+                start = 0
+                for file in missing:
+                    end = start + len(self._by_file[file])
+                    self._columns[file] = built.slice(start, end)
+                    start = end
+            files = list(self._by_file)
+            self._flat = _Flat.of(self.all(), files, [self._columns[file] for file in files])
         return self._flat
 
     def all(self) -> list[Symbol]:
@@ -111,14 +125,58 @@ class SymbolIndex:
 
 
 @dataclass
-class _Flat:
-    """Every symbol with what matching needs, built on the first query after a change."""
+class _Columns:
+    """What matching needs of a run of symbols, column by column (built in bulk, kept per file)."""
 
-    symbols: list[Symbol]
     names: list[str]  # lowercased
     qualified: list[str]  # lowercased
     haystacks: list[str]  # the qualified names, which end with the names (both, for a symbol that did not)
     masks: np.ndarray  # the character classes in each haystack
+    name_lengths: np.ndarray
+    qualified_lengths: np.ndarray
+    start_lines: np.ndarray
+
+    @staticmethod
+    def of(symbols: list[Symbol]) -> _Columns:
+        names = [symbol.name.lower() for symbol in symbols]
+        qualified = [symbol.qualified_name.lower() for symbol in symbols]
+        haystacks = (
+            qualified
+            if all(map(operator.contains, qualified, names))
+            else [q if n in q else f"{n}\x00{q}" for n, q in zip(names, qualified, strict=True)]
+        )
+        count = len(symbols)
+        return _Columns(
+            names,
+            qualified,
+            haystacks,
+            _masks(haystacks),
+            np.fromiter(map(len, names), dtype=np.int64, count=count),
+            np.fromiter(map(len, qualified), dtype=np.int64, count=count),
+            np.fromiter((symbol.start_line for symbol in symbols), dtype=np.int64, count=count),
+        )
+
+    def slice(self, start: int, end: int) -> _Columns:
+        return _Columns(
+            self.names[start:end],
+            self.qualified[start:end],
+            self.haystacks[start:end],
+            self.masks[start:end],
+            self.name_lengths[start:end],
+            self.qualified_lengths[start:end],
+            self.start_lines[start:end],
+        )
+
+
+@dataclass
+class _Flat:
+    """Every symbol with what matching needs, joined from the files' columns on the first query after a change."""
+
+    symbols: list[Symbol]
+    names: list[str]
+    qualified: list[str]
+    haystacks: list[str]
+    masks: np.ndarray
     order: np.ndarray  # symbol indices by (qualified length, file, line): the order within a match class
     rank: np.ndarray  # each symbol's place in `order`
     name_lengths: np.ndarray
@@ -126,43 +184,34 @@ class _Flat:
     entries: list[_Entry | None]  # the match data, made when first needed
 
     @staticmethod
-    def of(symbols: list[Symbol]) -> _Flat:
-        """Built column by column, with C-level maps where they fit: a large folder has tens of thousands of
-        symbols, and this runs again on the first query after every change."""
+    def of(symbols: list[Symbol], files: list[str], columns: list[_Columns]) -> _Flat:
+        """`symbols` are the files' symbols, file after file; `columns` are theirs, in the same order."""
         count = len(symbols)
-        if not count:
-            empty = np.zeros(0, dtype=np.int64)
-            return _Flat([], [], [], [], empty, empty, empty, empty, empty, [])
-        names = [symbol.name.lower() for symbol in symbols]
-        qualified = [symbol.qualified_name.lower() for symbol in symbols]
-        files = [symbol.file for symbol in symbols]
-        haystacks = (
-            qualified
-            if all(map(operator.contains, qualified, names))
-            else [q if n in q else f"{n}\x00{q}" for n, q in zip(names, qualified, strict=True)]
-        )
-        file_order = {file: i for i, file in enumerate(sorted(set(files)))}
-        name_lengths = np.fromiter(map(len, names), dtype=np.int64, count=count)
-        qualified_lengths = np.fromiter(map(len, qualified), dtype=np.int64, count=count)
-        order = np.lexsort(
-            (
-                np.fromiter((symbol.start_line for symbol in symbols), dtype=np.int64, count=count),
-                np.fromiter(map(file_order.__getitem__, files), dtype=np.int64, count=count),
-                qualified_lengths,
-            )
-        )
+
+        def joined(column: Callable[[_Columns], list[str]]) -> list[str]:
+            return list(itertools.chain.from_iterable(map(column, columns)))
+
+        def stacked(column: Callable[[_Columns], np.ndarray]) -> np.ndarray:
+            return np.concatenate([np.zeros(0, dtype=np.int64), *map(column, columns)])
+
+        names, qualified = joined(lambda c: c.names), joined(lambda c: c.qualified)
+        haystacks = joined(lambda c: c.haystacks)
+        qualified_lengths = stacked(lambda c: c.qualified_lengths)
+        per_file = np.fromiter((len(c.names) for c in columns), dtype=np.int64, count=len(columns))
+        position = {file: i for i, file in enumerate(sorted(files))}
+        file_ranks = np.fromiter(map(position.__getitem__, files), dtype=np.int64, count=len(files))
+        order = np.lexsort((stacked(lambda c: c.start_lines), np.repeat(file_ranks, per_file), qualified_lengths))
         rank = np.empty(count, dtype=np.int64)
         rank[order] = np.arange(count)
-        masks = _masks(haystacks)
         return _Flat(
-            list(symbols),
+            symbols,
             names,
             qualified,
             haystacks,
-            masks,
+            stacked(lambda c: c.masks),
             order,
             rank,
-            name_lengths,
+            stacked(lambda c: c.name_lengths),
             qualified_lengths,
             [None] * count,
         )

@@ -106,3 +106,44 @@ def test_ranked_matches_classifying_every_symbol() -> None:
         for limit in (1, 3, 20, 1000):  # small limits stop the classifying early
             got = [(key[0], key[1], s.file, s.start_line) for key, s in index.ranked(query, limit)]
             assert got == expected[:limit], (query, limit)
+
+
+def test_an_index_changed_file_by_file_answers_as_one_built_at_once() -> None:
+    """Only changed files' columns are rebuilt; the joined whole must match a fresh index."""
+    rng = random.Random(5)
+    words = ["load", "save", "User", "query", "get", "set", "x"]
+
+    def file_symbols(file: str) -> list[Symbol]:
+        made = []
+        for line in range(1, rng.randint(2, 12)):
+            name = "".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+            made.append(symbol(f"{rng.choice(['Model', 'View', ''])}.{name}".lstrip("."), file=file, line=line))
+        return made
+
+    files = {f"pkg/m{n}.py": file_symbols(f"pkg/m{n}.py") for n in range(30)}
+    index = SymbolIndex()
+    index.replace_files([], [s for made in files.values() for s in made])
+    queries = ["load", "us", "gq", "x", "Model.s", "vie", ""]
+    for step in range(25):
+        for query in queries:
+            index.ranked(query, 5)  # joins the columns of the files unchanged so far
+        changed = rng.choice(sorted(files))
+        if step % 5 == 4:
+            del files[changed]
+            index.replace_files([changed], [])
+        else:
+            files[changed] = file_symbols(changed)
+            index.replace_files([changed], files[changed])
+        if step % 7 == 6:
+            added = f"new/f{step}.py"
+            files[added] = file_symbols(added)
+            index.replace_files([], files[added])
+        if step % 3 == 2:  # more symbols for a file that stays
+            grown = rng.choice(sorted(files))
+            more = file_symbols(grown)
+            files[grown] += more
+            index.replace_files([], more)
+        fresh = SymbolIndex()
+        fresh.replace_files([], [s for made in files.values() for s in made])
+        for query in queries:
+            assert index.ranked(query, 50) == fresh.ranked(query, 50), (step, query)
