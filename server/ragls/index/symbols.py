@@ -99,8 +99,7 @@ class SymbolIndex:
         exact = [i for i in flat.of_length(survivors, len(needle)) if names[i] == needle or qualified[i] == needle]
         by_class: list[list[int]] = [[] for _ in range(SUBSEQUENCE + 1)]
         for i in exact:
-            symbol = flat.symbols[i]
-            by_class[EXACT_CASE if query in (symbol.name, symbol.qualified_name) else EXACT].append(i)
+            by_class[_exact_class(query, flat.symbols[i])].append(i)
         taken = set(exact)
         # Prefix matches rank before the rest, in rank order: take no more than the limit needs.
         by_class[PREFIX] = _first(limit - len(taken), (i for i in survivors if names[i].startswith(needle)), taken)
@@ -292,9 +291,10 @@ def _batch_masks(texts: list[str]) -> np.ndarray:
 
 
 def _match(query: str, needle: str, entry: _Entry) -> int | None:
+    """The match class of one symbol: the whole rule, which `SymbolIndex.ranked` applies in stages (the tests
+    hold it to this)."""
     if needle in (entry.name, entry.qualified):
-        symbol = entry.symbol
-        return EXACT_CASE if query in (symbol.name, symbol.qualified_name) else EXACT
+        return _exact_class(query, entry.symbol)
     if entry.name.startswith(needle):
         return PREFIX
     if entry.qualified.startswith(needle):
@@ -304,6 +304,11 @@ def _match(query: str, needle: str, entry: _Entry) -> int | None:
     if _is_subsequence(needle, entry.qualified):
         return SUBSEQUENCE
     return None
+
+
+def _exact_class(query: str, symbol: Symbol) -> int:
+    """For a symbol the needle names exactly: whether the query's case matches too."""
+    return EXACT_CASE if query in (symbol.name, symbol.qualified_name) else EXACT
 
 
 def _is_word_match(needle: str, entry: _Entry) -> bool:
