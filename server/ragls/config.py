@@ -71,6 +71,11 @@ class ChunkShape:
     max_chars: int = 4000
     overlap_lines: int = 10
     min_merge_lines: int = 6
+    # Small neighbouring definitions and the code between them are packed into one chunk up to this many lines.
+    pack_lines: int = 30
+    # A function or method up to this size is one chunk, however long (results show its best window).
+    max_unit_lines: int = 1000
+    max_unit_chars: int = 60000
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,8 @@ class Chunk:
     end_line: int
     symbol: str | None = None
     symbol_kind: str | None = None
+    # The other definitions packed into this chunk with `symbol` (small neighbours share one chunk).
+    also_defines: tuple[str, ...] = ()
 
     def metadata(self) -> dict[str, Any]:
         """The metadata a chunk's document carries, keyed as on the wire."""
@@ -81,6 +83,8 @@ class Chunk:
         if self.symbol:
             data["symbol"] = self.symbol
             data["symbolKind"] = self.symbol_kind
+        if self.also_defines:
+            data["alsoDefines"] = list(self.also_defines)
         return data
 
 

@@ -25,6 +25,7 @@ from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
 from ragls.rag.embedding_worker import EmbeddingWorker
+from ragls.rag.excerpt import narrow_long_results
 from ragls.rag.generation import Delta, GenerationImage, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.memory import collector_paused, release_free_memory
@@ -38,10 +39,10 @@ MAX_TOP_K = 100
 log = logging.getLogger(__name__)
 PREVIEW_CHARS = 100
 SNAPSHOT_AFTER_RUN_SECONDS = 2.0
-# With dense vectors every stream hands the fusion its top 50 and the fusion adds normalized scores, not
-# reciprocal ranks (measured: see `normalized_scores`). Lexical-only search keeps the contract's RRF over
-# 2 x topK.
-DENSE_FUSION_DEPTH = 50
+# Every stream hands the fusion its top 100 whatever topK is (2 x topK past 50), so the top 3 of a search
+# do not depend on how many results were asked for; the fusion adds normalized scores, not reciprocal ranks
+# (measured: see `normalized_scores`).
+FUSION_DEPTH = 100
 SNAPSHOT_QUIET_SECONDS = 30.0
 SNAPSHOT_MAX_WAIT_SECONDS = 60.0
 SEARCH_PAUSE_SECONDS = 1.0
@@ -402,7 +403,8 @@ class RagService:
             raise InvalidArgument("filters", f"filters must be an object of metadata values, got {filters!r}")
         self._last_search_at = time.monotonic()
         with self.state.lock.reading():
-            return self.retriever.retrieve(query, top_k, filters)
+            results = self.retriever.retrieve(query, top_k, filters)
+        return narrow_long_results(results, query, self.state.knowledge_base.tokenizer, self.settings.chunk_shape)
 
     def build_context_prompt(
         self, query: str, top_k: int = 5, prompt_format: str = "fenced"
@@ -529,8 +531,8 @@ def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> Index
 
 
 def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
-    """BM25, TF-IDF and symbol names by RRF; with an embedding provider, dense vectors join once every chunk
-    has one, and the streams fuse by normalized scores from the start (one ranking rule per configuration)."""
+    """BM25, TF-IDF and symbol names fused by normalized scores; with an embedding provider, dense vectors join
+    once every chunk has one."""
     weights = settings.weights
     builder = HybridRetriever.builder().stream(state.bm25, weights.bm25).stream(state.knowledge_base, weights.vector)
     if state.names is not None:
@@ -538,7 +540,7 @@ def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
     vectors = state.vectors
     if vectors is not None:
         builder.stream(WhenComplete(vectors, lambda: vectors.complete), weights.dense)
-        builder.min_depth(DENSE_FUSION_DEPTH).fusion(normalized_scores)
+    builder.min_depth(FUSION_DEPTH).fusion(normalized_scores)
     return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()
 
 

@@ -42,6 +42,7 @@ def _render_chunks(chunks: list[Chunk]) -> list[dict[str, Any]]:
             "id": chunk.id,
             "symbol": chunk.symbol,
             "symbolKind": chunk.symbol_kind,
+            "alsoDefines": list(chunk.also_defines),
             "startLine": chunk.start_line,
             "endLine": chunk.end_line,
             "language": chunk.language,

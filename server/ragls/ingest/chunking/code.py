@@ -10,10 +10,10 @@ from importlib import resources
 import tree_sitter
 
 from ragls.config import ChunkShape
-from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile
+from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile, line_windows, trim_blank_edges
 from ragls.model import Symbol
 
-CHUNKER_VERSION = "code-3"
+CHUNKER_VERSION = "code-4"
 
 # language -> (grammar module, function returning the language pointer)
 GRAMMARS = {
@@ -41,10 +41,17 @@ QUERY_FILE = {"tsx": "typescript"}
 QUERY_INCLUDES = {"javascript": ("js-bindings",), "typescript": ("js-bindings",)}
 # Kinds that make a nested function a method.
 CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "object", "module", "namespace"})
+# Kinds scored as one unit however long they are; containers are cut into their members instead.
+UNIT_KINDS = frozenset({"function", "method"})
 # Nodes that wrap a definition and belong to its span (decorators, `export`, templates).
 WRAPPER_TYPES = frozenset(
     {"decorated_definition", "export_statement", "ambient_declaration", "template_declaration", "annotation"}
 )
+# Statements that hold a definition written as an expression (`res.send = function send() {...};`): the
+# comments above the statement are the definition's.
+STATEMENT_TYPES = frozenset({"expression_statement"})
+# Blank lines allowed between a definition and the comment above it (JSDoc is often set off by one).
+COMMENT_GAP_LINES = 1
 # Siblings right above a definition that belong to it like its comments (Rust `#[...]`, TS member decorators).
 LEADING_TYPES = frozenset({"attribute_item", "decorator"})
 
@@ -65,49 +72,153 @@ def supports(language: str) -> bool:
 
 
 def chunk_code(text: str, rel_path: str, language: str, shape: ChunkShape) -> ChunkedFile:
-    """One chunk per definition that fits the target; bigger ones split into members or line windows."""
+    """Chunks sized for retrieval: a function is one chunk however long it is (up to `max_unit_lines`), a
+    container too big for one chunk is cut into its members, and small neighbours are packed together up
+    to `pack_lines`, so no chunk is a lone class header, a lone import block or a one-line alias."""
     lines = text.splitlines()
     tree = _parser(language).parse(text.encode("utf-8"))
     definitions = _nest(_definitions(tree.root_node, language))
     symbols: list[Symbol] = []
     _qualify(definitions, None, rel_path, symbols)
     builder = ChunkBuilder(rel_path, language, lines)
-    _emit(builder, definitions, 1, len(lines), None, shape)
+    for piece in _pack(_pieces(builder, definitions, 1, len(lines), None, shape), shape):
+        builder.add(piece.start, piece.end, piece.symbol, piece.kind, piece.also)
     return ChunkedFile(builder.sorted_chunks(), symbols)
 
 
-def _emit(
+@dataclass
+class _Piece:
+    """A span that becomes a chunk alone or packed with its neighbours; `size` is its longest member's lines."""
+
+    start: int
+    end: int
+    symbol: str | None
+    kind: str | None
+    definition: bool
+    packable: bool = True
+    also: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> int:
+        return self.end - self.start + 1
+
+
+def _pieces(
     builder: ChunkBuilder,
     definitions: list[_Definition],
     start: int,
     end: int,
     container: _Definition | None,
     shape: ChunkShape,
-) -> None:
-    """Chunk lines start..end: each definition by itself, the code between them under the container."""
+) -> list[_Piece]:
+    """Lines start..end as pieces: each definition, and the code between them under the container."""
     gap_symbol = container.qualified_name if container else None
     gap_kind = container.kind if container else None
+    pieces: list[_Piece] = []
     cursor = start
     for definition in definitions:
         if definition.start_line > cursor:
-            builder.add_windows(cursor, definition.start_line - 1, shape, gap_symbol, gap_kind)
-        _emit_definition(builder, definition, shape)
+            pieces.extend(_gap(builder, cursor, definition.start_line - 1, shape, gap_symbol, gap_kind))
+        pieces.extend(_definition_pieces(builder, definition, shape))
         cursor = max(cursor, definition.end_line + 1)
     if cursor <= end:
-        builder.add_windows(cursor, end, shape, gap_symbol, gap_kind)
+        pieces.extend(_gap(builder, cursor, end, shape, gap_symbol, gap_kind))
+    return pieces
 
 
-def _emit_definition(builder: ChunkBuilder, definition: _Definition, shape: ChunkShape) -> None:
+def _gap(
+    builder: ChunkBuilder, start: int, end: int, shape: ChunkShape, symbol: str | None, kind: str | None
+) -> list[_Piece]:
+    trimmed = trim_blank_edges(builder.lines, start, end)
+    if trimmed is None:
+        return []
+    windows = list(line_windows(*trimmed, shape))
+    return [_Piece(s, e, symbol, kind, False, packable=len(windows) == 1) for s, e in windows]
+
+
+def _definition_pieces(builder: ChunkBuilder, definition: _Definition, shape: ChunkShape) -> list[_Piece]:
     n_lines = definition.end_line - definition.start_line + 1
     n_chars = sum(len(line) + 1 for line in builder.lines[definition.start_line - 1 : definition.end_line])
+    whole = _Piece(definition.start_line, definition.end_line, definition.qualified_name, definition.kind, True)
     if n_lines <= shape.max_lines and n_chars <= shape.max_chars:
-        builder.add(definition.start_line, definition.end_line, definition.qualified_name, definition.kind)
-    elif definition.children:
-        _emit(builder, definition.children, definition.start_line, definition.end_line, definition, shape)
-    else:
-        builder.add_windows(
-            definition.start_line, definition.end_line, shape, definition.qualified_name, definition.kind
+        return [whole]
+    if definition.kind in UNIT_KINDS and n_lines <= shape.max_unit_lines and n_chars <= shape.max_unit_chars:
+        # Scored whole: a long function's words are all in one document; search results show its best window.
+        whole.packable = False
+        return [whole]
+    if definition.children:
+        packed = _pack(
+            _pieces(builder, definition.children, definition.start_line, definition.end_line, definition, shape),
+            shape,
         )
+        for piece in packed:
+            piece.packable = False  # a container's members pack among themselves, never with its neighbours
+        return packed
+    return [
+        _Piece(s, e, definition.qualified_name, definition.kind, True, packable=False)
+        for s, e in line_windows(definition.start_line, definition.end_line, shape)
+    ]
+
+
+def _pack(pieces: list[_Piece], shape: ChunkShape) -> list[_Piece]:
+    """Greedily join neighbouring small pieces while the joined span stays within `pack_lines` (cAST).
+
+    The joined piece is named by its longest definition, so a class header packed with its first
+    method, or imports packed with the first function, read as that function.
+    """
+    packed: list[_Piece] = []
+    group: list[_Piece] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        if len(group) == 1:
+            packed.append(group[0])
+        else:
+            named = [piece for piece in group if piece.definition] or group
+            lead = max(named, key=lambda piece: piece.lines)
+            also = tuple(p.symbol for p in group if p.definition and p is not lead and p.symbol)
+            packed.append(_Piece(group[0].start, group[-1].end, lead.symbol, lead.kind, lead.definition, also=also))
+        group.clear()
+
+    for piece in pieces:
+        fits = piece.packable and (
+            not group or piece.end - group[0].start + 1 <= min(shape.pack_lines, shape.max_lines)
+        )
+        if not fits:
+            flush()
+        group.append(piece)
+        if not piece.packable:
+            flush()
+    flush()
+    return _attach_lone_gaps(packed)
+
+
+def _attach_lone_gaps(pieces: list[_Piece]) -> list[_Piece]:
+    """A header, import block or stray statement left alone joins the definition after it (before it at the end).
+
+    Alone it would be a result that shows no code worth reading; joined, its words still count.
+    """
+    attached: list[_Piece] = []
+    carried: _Piece | None = None
+    for piece in pieces:
+        if not piece.definition and piece.packable and not piece.also:
+            if carried is None:
+                carried = piece
+            else:
+                carried = _Piece(carried.start, piece.end, carried.symbol, carried.kind, False)
+            continue
+        if carried is not None:
+            piece = _Piece(carried.start, piece.end, piece.symbol, piece.kind, piece.definition, False, piece.also)
+            carried = None
+        attached.append(piece)
+    if carried is not None:
+        if attached and attached[-1].definition:
+            last = attached[-1]
+            attached[-1] = _Piece(last.start, carried.end, last.symbol, last.kind, True, False, last.also)
+        else:
+            attached.append(carried)
+    return attached
 
 
 def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
@@ -130,14 +241,18 @@ def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
 
 def _span(node: tree_sitter.Node) -> tuple[int, int]:
     """1-based inclusive lines of a definition with its wrappers and the comments right above it."""
-    while node.parent is not None and node.parent.type in WRAPPER_TYPES:
+    while node.parent is not None and (
+        node.parent.type in WRAPPER_TYPES
+        or (node.parent.type in STATEMENT_TYPES and node.parent.start_point.row == node.start_point.row)
+    ):
         node = node.parent
     start_row = node.start_point.row
     sibling = node.prev_sibling
     while (
         sibling is not None
         and ("comment" in sibling.type or sibling.type in LEADING_TYPES)
-        and sibling.end_point.row >= start_row - 1
+        and sibling.end_point.row >= start_row - (1 + COMMENT_GAP_LINES)
+        and not _trails_code(sibling)
     ):
         start_row = sibling.start_point.row
         sibling = sibling.prev_sibling
@@ -145,6 +260,12 @@ def _span(node: tree_sitter.Node) -> tuple[int, int]:
         node.end_point.row if node.end_point.column > 0 or node.end_point.row == start_row else node.end_point.row - 1
     )
     return start_row + 1, end_row + 1
+
+
+def _trails_code(comment: tree_sitter.Node) -> bool:
+    """A comment after code on the same line (`}  // namespace geo`) belongs to that code, not below."""
+    before = comment.prev_sibling
+    return before is not None and before.end_point.row == comment.start_point.row
 
 
 def _nest(flat: list[_Definition]) -> list[_Definition]:

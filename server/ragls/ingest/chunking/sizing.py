@@ -51,7 +51,9 @@ class ChunkBuilder:
         self.chunks: list[Chunk] = []
         self._ids: set[str] = set()
 
-    def add(self, start: int, end: int, symbol: str | None = None, kind: str | None = None) -> None:
+    def add(
+        self, start: int, end: int, symbol: str | None = None, kind: str | None = None, also: tuple[str, ...] = ()
+    ) -> None:
         """Add lines start..end as one chunk, unless they are blank."""
         content = "\n".join(self.lines[start - 1 : end])
         if not any(char.isalnum() for char in content):
@@ -60,7 +62,7 @@ class ChunkBuilder:
         if chunk_id in self._ids:
             chunk_id = f"{chunk_id}@L{start}-L{end}" if symbol else f"{chunk_id}@{len(self.chunks)}"
         self._ids.add(chunk_id)
-        self.chunks.append(Chunk(chunk_id, content, self.rel_path, self.language, start, end, symbol, kind))
+        self.chunks.append(Chunk(chunk_id, content, self.rel_path, self.language, start, end, symbol, kind, also))
 
     def add_windows(
         self, start: int, end: int, shape: ChunkShape, symbol: str | None = None, kind: str | None = None
