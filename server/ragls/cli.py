@@ -6,7 +6,6 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -170,7 +169,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from ragls.rag.store import list_stores, remove_stale_stores, store_path
+    from ragls.rag.store import delete_store, list_stores, remove_stale_stores, store_path
 
     if args.action == "list":
         stores = list_stores(args.cache_dir)
@@ -188,12 +187,12 @@ def _cache(args: argparse.Namespace) -> int:
     if args.path is not None:
         target = store_path(args.cache_dir, args.path).parent
         existed = target.exists()
-        shutil.rmtree(target, ignore_errors=True)
+        delete_store(target)
         _out(f"cleared {target}" if existed else f"no store for {args.path.resolve()}")
         return EXIT_OK
     removed = remove_stale_stores(args.cache_dir)
     for info in list_stores(args.cache_dir):
-        shutil.rmtree(info.path.parent, ignore_errors=True)
+        delete_store(info.path.parent)
         removed.append(info)
     _out(f"cleared {len(removed)} stores")
     return EXIT_OK

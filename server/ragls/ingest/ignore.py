@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pathspec
 
 from ragls.errors import ConfigError
+from ragls.ingest.reader import SkippedOpen, read_regular_file
 
 IGNORE_FILE_NAMES = (".gitignore", ".tnsignore")
 MAX_IGNORE_FILE_BYTES = 64 * 1024
@@ -222,17 +222,18 @@ def _at_end(regex: re.Pattern[str]) -> re.Pattern[str]:
 
 
 def _read_ignore_file(path: Path, display: str) -> list[str]:
+    """Its lines; a symlink or special file is not read, as the walk would not index it either."""
     try:
-        if path.is_symlink() or not path.is_file():
-            return []
-        size = os.stat(path).st_size
-        if size > MAX_IGNORE_FILE_BYTES:
+        data = read_regular_file(path, MAX_IGNORE_FILE_BYTES)
+    except SkippedOpen as skipped:
+        if skipped.reason == "tooLarge":
             raise ConfigError(
-                f"{display} is {size:,} bytes, over the limit of {MAX_IGNORE_FILE_BYTES:,} (64 KiB); shorten it"
-            )
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                f"{display} is {skipped.size:,} bytes, over the limit of {MAX_IGNORE_FILE_BYTES:,} (64 KiB); shorten it"
+            ) from None
+        return []
     except OSError:
         return []
+    lines = data.decode("utf-8", errors="replace").splitlines()
     n_patterns = sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
     if n_patterns > MAX_IGNORE_PATTERNS:
         raise ConfigError(

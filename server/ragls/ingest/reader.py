@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ragls.config import ChunkShape, Limits
 from ragls.ingest.chunking import ChunkedFile, chunk_file
@@ -12,6 +15,20 @@ from ragls.ingest.fingerprint import fingerprint
 from ragls.ingest.formats import Format, decode, detect_format
 
 StatKey = tuple[int, int, int]
+# O_NOFOLLOW: a file swapped for a symlink after the walk saw it fails to open instead of reading the target.
+# O_NONBLOCK: a FIFO swapped in opens at once and is then refused, instead of blocking the run.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# What open with O_NOFOLLOW fails with on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+_SYMLINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
+
+
+class SkippedOpen(Exception):
+    """The path is not a regular file within the size limit; `reason` is its skip reason, as the walk names it."""
+
+    def __init__(self, reason: str, size: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.size = size
 
 
 @dataclass(frozen=True)
@@ -41,6 +58,23 @@ def stat_file(path: str | Path) -> FileStat | None:
     return FileStat((info.st_mtime_ns, info.st_size, info.st_ino), info.st_size)
 
 
+def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
+    """A regular file's bytes, checked on the opened descriptor so a swap after any check cannot redirect it.
+
+    Raises SkippedOpen for a symlink, a special file or more than `max_bytes`, and OSError when unreadable.
+    """
+    with _open_no_follow(path) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SkippedOpen("special")
+        if info.st_size > max_bytes:
+            raise SkippedOpen("tooLarge", info.st_size)
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise SkippedOpen("tooLarge", len(data))  # it grew since fstat
+    return data
+
+
 def read_file(
     path: Path, rel_path: str, limits: Limits, shape: ChunkShape, previous_fingerprint: str | None
 ) -> ReadOutcome:
@@ -49,14 +83,11 @@ def read_file(
     if file_format is None:
         return ReadOutcome("binary")
     try:
-        if os.stat(path, follow_symlinks=False).st_size > limits.max_file_bytes:
-            return ReadOutcome("tooLarge")
-        with open(path, "rb") as handle:
-            data = handle.read(limits.max_file_bytes + 1)
+        data = read_regular_file(path, limits.max_file_bytes)
+    except SkippedOpen as skipped:
+        return ReadOutcome(skipped.reason)
     except OSError:
         return ReadOutcome("unreadable")
-    if len(data) > limits.max_file_bytes:
-        return ReadOutcome("tooLarge")
     text = decode(data)
     if text is None:
         return ReadOutcome("binary" if b"\x00" in data else "undecodable")
@@ -68,3 +99,21 @@ def read_file(
     except Exception:  # A parser bug on one file must not fail the run: fall back to plain text chunks.
         chunked = chunk_file(text, rel_path, Format("text", file_format.language), shape)
     return ReadOutcome(fingerprint=file_fingerprint, chunked=chunked, decoded_chars=len(text))
+
+
+def _open_no_follow(path: str | Path) -> BinaryIO:
+    """`open` that raises SkippedOpen for a symlink or a directory and returns at once for a FIFO."""
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+        raise SkippedOpen("symlink")  # best effort where the flag is missing
+    try:
+        return open(path, "rb", opener=_no_follow_opener)
+    except OSError as exc:
+        if exc.errno in _SYMLINK_ERRNOS:
+            raise SkippedOpen("symlink") from exc
+        if exc.errno == errno.EISDIR:
+            raise SkippedOpen("special") from exc  # a directory swapped in: not a regular file either
+        raise
+
+
+def _no_follow_opener(path: str, flags: int) -> int:
+    return os.open(path, flags | _OPEN_FLAGS)

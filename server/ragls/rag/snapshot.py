@@ -69,10 +69,21 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
     os.replace(temporary, path)
 
 
+def written_files(directory: Path) -> list[Path]:
+    """The snapshot and the temporary files of its writers in a store directory: what deleting a store removes."""
+    return [directory / SNAPSHOT_FILE, *_temporary_files(directory / SNAPSHOT_FILE)]
+
+
+def _temporary_files(path: Path) -> list[Path]:
+    """`<snapshot>.<pid>.tmp`, the names `write` gives its temporary files."""
+    prefix = f"{path.name}."
+    return sorted(p for p in path.parent.glob(f"{prefix}*.tmp") if p.name[len(prefix) : -len(".tmp")].isdigit())
+
+
 def _remove_abandoned(path: Path, older_than_seconds: float = 3600.0) -> None:
     """Delete temporary files a killed process left behind."""
     now = time.time()
-    for leftover in path.parent.glob(f"{path.name}.*.tmp"):
+    for leftover in _temporary_files(path):
         with contextlib.suppress(OSError):
             if now - leftover.stat().st_mtime > older_than_seconds:
                 leftover.unlink()

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import json
 import logging
-import shutil
+import re
 import sqlite3
 import threading
 import uuid
@@ -33,6 +33,13 @@ from ragls.rag.generation import Delta, FileRecord, GenerationImage, SkippedFile
 
 SCHEMA_VERSION = "2"
 STORE_FILE = "index.sqlite3"
+# Written into every store directory ragls creates: the cache directory is a setting and may hold other folders,
+# so listing and cleanup touch only directories that carry it (or a legacy store's own index) under their digest.
+MARKER_FILE = "ragls-store.json"
+MARKER_FORMAT = "1"
+_SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+_DIGEST_CHARS = 20
+_DIGEST_NAME = re.compile(f"[0-9a-f]{{{_DIGEST_CHARS}}}")
 ROWS_PER_BATCH = 256  # about a millisecond of work between chances for searches to go first
 log = logging.getLogger(__name__)
 
@@ -88,9 +95,21 @@ class StoreInfo:
 
 def store_path(cache_dir: str | Path | None, root: Path) -> Path:
     """Where a folder's store lives: `<cache dir>/<hash of the folder path>/index.sqlite3`."""
-    base = cache_root(cache_dir)
-    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
-    return base / digest / STORE_FILE
+    return cache_root(cache_dir) / _digest(str(root.resolve())) / STORE_FILE
+
+
+def delete_store(directory: Path) -> None:
+    """Delete the files ragls writes in a store directory, then the directory if nothing else is left.
+
+    Never a recursive delete: anything else in there is not ours to remove.
+    """
+    for path in _written_files(directory):  # the marker last, so a half-done delete is still found as a store
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not delete %s: %s", path, exc)
+    with contextlib.suppress(OSError):
+        directory.rmdir()  # fails, and keeps it, when other files are there
 
 
 class IndexStore:
@@ -187,7 +206,7 @@ class IndexStore:
 
     def write_snapshot(self, image: GenerationImage, revision: str) -> None:
         """Save a generation for fast loading; `revision` is the store's revision when it was copied."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_directory()
         snapshot.write(self.snapshot_path, image, self._snapshot_header(revision))
         self.snapshot_revision = revision
 
@@ -233,7 +252,7 @@ class IndexStore:
         """Delete the store (a corrupt one, or on `clear`)."""
         with self._lock:
             self.close_locked()
-            shutil.rmtree(self.path.parent, ignore_errors=True)
+            delete_store(self.path.parent)
 
     def close(self) -> None:
         with self._lock:
@@ -246,7 +265,7 @@ class IndexStore:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_directory()
             connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
@@ -254,6 +273,15 @@ class IndexStore:
             connection.isolation_level = "DEFERRED"
             self._connection = connection
         return self._connection
+
+    def _make_directory(self) -> None:
+        """The store directory with its marker (added to a legacy store too), so cleanups know it is ours."""
+        directory = self.path.parent
+        if (directory / MARKER_FILE).is_file():
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        marker = {"format": MARKER_FORMAT, "folder": str(self.root.resolve())}
+        (directory / MARKER_FILE).write_text(json.dumps(marker), encoding="utf-8")
 
     def _reset(self, connection: sqlite3.Connection) -> None:
         with connection:
@@ -358,22 +386,85 @@ def _read_skipped(connection: sqlite3.Connection) -> dict[str, SkippedFile]:
 def list_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
     """Every store in the cache directory, with the folder it indexes and whether that still exists."""
     base = cache_root(cache_dir)
+    try:
+        directories = sorted(base.iterdir())
+    except OSError:
+        return []
     infos = []
-    for path in sorted(base.glob(f"*/{STORE_FILE}")):
-        infos.append(_info(path))
+    for directory in directories:
+        folder = _store_folder(directory)
+        if folder is not None:
+            infos.append(_info(directory, folder))
     return infos
 
 
-def _info(path: Path) -> StoreInfo:
-    size = sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())
+def remove_stale_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
+    """Delete stores whose folder no longer exists; returns what was removed."""
+    removed = []
+    for info in list_stores(cache_dir):
+        if not info.exists:
+            delete_store(info.path.parent)
+            removed.append(info)
+    return removed
+
+
+def _digest(folder: str) -> str:
+    return hashlib.sha256(folder.encode()).hexdigest()[:_DIGEST_CHARS]
+
+
+def _written_files(directory: Path) -> list[Path]:
+    """The files ragls writes in a store directory, the marker last."""
+    sqlite_files = [directory / f"{STORE_FILE}{suffix}" for suffix in _SQLITE_SUFFIXES]
+    return [*sqlite_files, *snapshot.written_files(directory), directory / MARKER_FILE]
+
+
+def _store_folder(directory: Path) -> str | None:
+    """The folder a cache subdirectory is the store of, or None where ragls did not make it."""
+    # Only a directory named like a digest is looked into at all; a symlinked one is never followed.
+    if not _DIGEST_NAME.fullmatch(directory.name) or directory.is_symlink() or not directory.is_dir():
+        return None
+    for read_folder in (_marker_folder, _legacy_folder):
+        folder = read_folder(directory)
+        if folder is not None and _digest(folder) == directory.name:
+            return folder
+    return None
+
+
+def _marker_folder(directory: Path) -> str | None:
+    path = directory / MARKER_FILE
+    if path.is_symlink() or not path.is_file():
+        return None
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = marker.get("folder") if isinstance(marker, dict) else None
+    return folder if isinstance(folder, str) else None
+
+
+def _legacy_folder(directory: Path) -> str | None:
+    """A store from before the marker: its own index names the folder."""
+    path = directory / STORE_FILE
+    if not path.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as connection:
+            row = connection.execute("SELECT value FROM meta WHERE key = 'folder'").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row and isinstance(row[0], str) else None
+
+
+def _info(directory: Path, folder: str) -> StoreInfo:
+    path = directory / STORE_FILE
+    size = sum(_size(p) for p in _written_files(directory))
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as connection:
             meta: dict[str, Any] = dict(connection.execute("SELECT key, value FROM meta").fetchall())
             files = connection.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    except sqlite3.DatabaseError:
+    except sqlite3.Error:
         meta, files, chunks = {}, 0, 0
-    folder = str(meta.get("folder", "?"))
     return StoreInfo(
         path,
         folder,
@@ -386,11 +477,8 @@ def _info(path: Path) -> StoreInfo:
     )
 
 
-def remove_stale_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
-    """Delete stores whose folder no longer exists; returns what was removed."""
-    removed = []
-    for info in list_stores(cache_dir):
-        if not info.exists:
-            shutil.rmtree(info.path.parent, ignore_errors=True)
-            removed.append(info)
-    return removed
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0

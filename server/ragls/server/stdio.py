@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import stat
 import sys
 import threading
@@ -24,20 +25,63 @@ from pygls.lsp.server import LanguageServer
 log = logging.getLogger(__name__)
 
 
+# Header lines are a few dozen bytes; a longer line is garbage (a body without headers, or the rest of one whose
+# Content-Length was too short). It is dropped as it streams by, never held whole.
+MAX_LINE_BYTES = 64 * 1024
+# What readline returns for a skipped line: neither a Content-Length header nor the blank line that ends headers.
+SKIPPED_LINE = b"X-Ragls-Skipped: an over-long line\r\n"
+# A header glued to the end of garbage (a body with no newline, then the next message) starts the next message.
+_TRAILING_LENGTH = re.compile(rb"Content-Length: \d+\r\n\Z")
+_TAIL_BYTES = 64
+
+
 class PipeReader:
-    """pygls's reader interface over an asyncio StreamReader; at end of input it returns what it has."""
+    """pygls's reader interface over an asyncio StreamReader; at end of input it returns what it has.
+
+    Over-long lines are skipped rather than raised, which would end the server.
+    """
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self.stream = stream
 
     async def readline(self) -> bytes:
-        return await self.stream.readline()
+        try:
+            line = await self.stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:
+            return await self._skip_long_line(exc.consumed)
+        return _resynced(line)
 
     async def readexactly(self, n: int) -> bytes:
         try:
             return await self.stream.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             return exc.partial
+
+    async def _skip_long_line(self, consumed: int) -> bytes:
+        """Drop the line up to its newline, keeping only its tail in case a header ends it."""
+        tail = b""
+        while True:
+            tail = (tail + await self.stream.readexactly(consumed))[-_TAIL_BYTES:]
+            try:
+                line = await self.stream.readuntil(b"\n")
+            except asyncio.IncompleteReadError:
+                return SKIPPED_LINE  # end of input: the next read returns nothing and ends the server
+            except asyncio.LimitOverrunError as exc:
+                consumed = exc.consumed
+                continue
+            match = _TRAILING_LENGTH.search((tail + line)[-_TAIL_BYTES:])
+            log.warning("skipped an input line over %d bytes", MAX_LINE_BYTES)
+            return match.group(0) if match else SKIPPED_LINE
+
+
+def _resynced(line: bytes) -> bytes:
+    """A Content-Length header at the end of a garbage line, else the line itself."""
+    if line.startswith(b"Content-Length: "):
+        return line
+    match = _TRAILING_LENGTH.search(line[-_TAIL_BYTES:])
+    return match.group(0) if match else line
 
 
 def serve_stdio(server: LanguageServer) -> None:
@@ -56,7 +100,7 @@ def serve_stdio(server: LanguageServer) -> None:
 async def _read_messages(server: LanguageServer, stdin: BinaryIO) -> None:
     reader: PipeReader | StdinAsyncReader
     if _is_pipe(stdin):
-        stream = asyncio.StreamReader()
+        stream = asyncio.StreamReader(limit=MAX_LINE_BYTES)
         loop = asyncio.get_running_loop()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
         reader = PipeReader(stream)
