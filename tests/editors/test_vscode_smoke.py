@@ -45,5 +45,5 @@ def test_search_workspace_in_code_server() -> None:
         timeout=300,
     )
     assert "smoke: PASSED" in output, output
-    assert "editor position: Ln 12," in output, output
+    assert "editor position: Ln 36," in output, output
     assert SCREENSHOT.is_file() and SCREENSHOT.stat().st_size > 10_000

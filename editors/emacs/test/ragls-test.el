@@ -27,7 +27,33 @@ class AuthMiddleware:
     \"\"\"Checks the bearer token of every request.\"\"\"
 
     def check(self, request):
+        # The blank lines below keep this class over the 30 lines small neighbours are packed up to.
         token = request.headers.get(\"Authorization\")
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
         return validate_token(token)
 
 

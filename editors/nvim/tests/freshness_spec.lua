@@ -39,7 +39,8 @@ return {
     function()
       local path = h.root .. "/src/db/pool.py"
       local text = table.concat(vim.fn.readfile(path), "\n")
-      h.write("src/db/pool.py", text .. "\n\n\ndef drain_wombats(pool):\n    return pool.wombats.clear()\n")
+      -- Far enough below the class (over the 30 lines small neighbours are packed up to) to be a chunk of its own.
+      h.write("src/db/pool.py", text .. string.rep("\n", 30) .. "def drain_wombats(pool):\n    return pool.wombats.clear()\n")
       local item = search_until("drain wombats", "src/db/pool%.py$", "drain_wombats")
       h.contains(item.text, "drain_wombats")
     end,

@@ -18,7 +18,7 @@ return {
       vim.cmd("Ragls search bearer token")
       h.wait("vim.ui.select", function() return seen.lines end)
       local text = table.concat(seen.lines, "\n")
-      h.truthy(text:match("src/auth/middleware%.py:%d+%-%d+  validate_token  %(0%.%d+%)"), text)
+      h.truthy(text:match("src/auth/middleware%.py:%d+%-%d+  validate_token  %(%d%.%d+%)"), text)
       h.eq("ragls.result", seen.opts.kind, "select kind")
     end,
   },

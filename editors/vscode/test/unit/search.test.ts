@@ -35,11 +35,11 @@ describe("SearchSession", () => {
     const top = session.current.items[0];
     assert.ok(top, "no results");
     assert.equal(top.label, "validate_token");
-    assert.match(top.description, /^src\/auth\/middleware\.py:12-13 {2}0\.\d{4}$/);
+    assert.match(top.description, /^src\/auth\/middleware\.py:38-39 {2}\d\.\d{4}$/);
     assert.equal(top.detail, "def validate_token(token):");
     assert.deepEqual(openTarget(top.result), {
       uri: workspace.fileUri("src/auth/middleware.py"),
-      range: { start: { line: 11, character: 0 }, end: { line: 12, character: 60 } },
+      range: { start: { line: 37, character: 0 }, end: { line: 38, character: 60 } },
     });
     assert.equal(states[0]?.busy, true);
     assert.equal(session.current.busy, false);
