@@ -138,23 +138,21 @@ def stem(word: str) -> str:
     return word
 
 
-# Snowball's English stemmer (PyStemmer) for the code tokenizer: "registered" and "registration" meet at
-# "regist", "handling" and "handler" at "handl", which the seed's suffix list keeps apart (NL MRR@10
-# +0.03..+0.09 on four corpora of five; docs/benchmarks.md).
+# Snowball's English stemmer (PyStemmer) for the code tokenizer: "parse" meets "parsed" at "pars", "cache"
+# meets "cached" at "cach", "retry" meets "retries" at "retri", where the seed's suffix list leaves the bare
+# word apart (docs/benchmarks.md: part of NL MRR@10 +0.03..+0.09 on four corpora of five).
 _SNOWBALL = Stemmer.Stemmer("english")
 _SNOWBALL.maxCacheSize = 0  # our own caches hold the terms; its cache would be a second copy
 
 
-def _normalize(word: str) -> str | None:
-    if len(word) <= 1 or word in STOP_WORDS:
-        return None
-    return stem(word)
-
-
-def _normalize_snowball(word: str) -> str | None:
-    if len(word) <= 1 or word in STOP_WORDS:
-        return None
+def _snowball_stem(word: str) -> str:
     return _SNOWBALL.stemWord(word) if len(word) > 3 else word
+
+
+def _normalize(word: str, stemmer: Callable[[str], str] = stem) -> str | None:
+    if len(word) <= 1 or word in STOP_WORDS:
+        return None
+    return stemmer(word)
 
 
 def seed_tokens(text: str) -> list[str]:
@@ -179,7 +177,7 @@ def _identifier_terms(identifier: str) -> tuple[str, ...]:
     parts = [p.lower() for piece in identifier.split("_") for p in _CAMEL_PART.findall(piece)]
     if len(parts) > 1 or (parts and parts[0] != lowered):
         words.extend(parts)
-    terms = tuple(t for t in (_normalize_snowball(w) for w in words) if t)
+    terms = tuple(t for t in (_normalize(w, _snowball_stem) for w in words) if t)
     if len(_identifier_cache) > _CACHE_LIMIT:
         _identifier_cache.clear()
     _identifier_cache[identifier] = terms

@@ -44,16 +44,12 @@ def _best_window(
     if len(lines) != end - start + 1:
         return document  # not a plain line span (an added document, say): shown whole
     line_terms = [query_terms.intersection(tokenizer(line)) if line.strip() else set() for line in lines]
-    best: tuple[int, int] | None = None
-    best_count = -1
-    for window_start, window_end in line_windows(start, end, shape):
-        found: set[str] = set()
-        for terms in line_terms[window_start - start : window_end - start + 1]:
-            found |= terms
-        if len(found) > best_count:
-            best, best_count = (window_start, window_end), len(found)
-    assert best is not None
-    window_start, window_end = best
+
+    def distinct_terms(window: tuple[int, int]) -> int:
+        return len(set().union(*line_terms[window[0] - start : window[1] - start + 1]))
+
+    # max keeps the first of equals: the earliest window wins a tie.
+    window_start, window_end = max(line_windows(start, end, shape), key=distinct_terms)
     metadata = {
         **document.metadata,
         "startLine": window_start,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 
@@ -88,7 +88,8 @@ def chunk_code(text: str, rel_path: str, language: str, shape: ChunkShape) -> Ch
 
 @dataclass
 class _Piece:
-    """A span that becomes a chunk alone or packed with its neighbours; `size` is its longest member's lines."""
+    """A span that becomes a chunk alone or packed with its neighbours (`packable`); `also` names the other
+    definitions packed into it."""
 
     start: int
     end: int
@@ -203,19 +204,15 @@ def _attach_lone_gaps(pieces: list[_Piece]) -> list[_Piece]:
     carried: _Piece | None = None
     for piece in pieces:
         if not piece.definition and piece.packable and not piece.also:
-            if carried is None:
-                carried = piece
-            else:
-                carried = _Piece(carried.start, piece.end, carried.symbol, carried.kind, False)
+            carried = piece if carried is None else replace(carried, end=piece.end)
             continue
         if carried is not None:
-            piece = _Piece(carried.start, piece.end, piece.symbol, piece.kind, piece.definition, False, piece.also)
+            piece = replace(piece, start=carried.start, packable=False)
             carried = None
         attached.append(piece)
     if carried is not None:
         if attached and attached[-1].definition:
-            last = attached[-1]
-            attached[-1] = _Piece(last.start, carried.end, last.symbol, last.kind, True, False, last.also)
+            attached[-1] = replace(attached[-1], end=carried.end, packable=False)
         else:
             attached.append(carried)
     return attached
