@@ -105,6 +105,31 @@ def test_a_doc_comment_one_blank_line_above_a_definition_belongs_to_it() -> None
     assert chunks("response.js", text) == [(1, 8, "status")]
 
 
+def test_items_inside_a_rust_macro_body_are_definitions_of_their_own() -> None:
+    pause = "".join(f"        step_{i}();\n" for i in range(40))
+    text = (
+        "//! Time control for tests.\n\n"
+        "cfg_test_util! {\n"
+        "    /// Pauses time.\n"
+        "    pub fn pause() {\n" + pause + "    }\n\n"
+        "    cfg_rt! {\n"
+        "        impl Clock {\n"
+        "            pub(crate) fn advance(&self, duration: Duration) {\n" + pause + "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    )
+    file_format = detect_format("src/time/clock.rs")
+    assert file_format is not None
+    result = chunk_file(text, "src/time/clock.rs", file_format, ChunkShape())
+    assert {(symbol.qualified_name, symbol.start_line) for symbol in result.symbols} == {
+        ("pause", 4),
+        ("Clock", 49),
+        ("Clock.advance", 50),
+    }
+    assert [chunk.symbol for chunk in result.chunks] == ["pause", "Clock"]
+
+
 def dispatch_source() -> str:
     """A 154-line function whose lines 99-100 are the only ones about patterns."""
     body = [f"    route_{i} = request.routes[{i}]\n" for i in range(97)]

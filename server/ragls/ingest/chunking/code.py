@@ -13,7 +13,7 @@ from ragls.config import ChunkShape
 from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile, line_windows, trim_blank_edges
 from ragls.model import Symbol
 
-CHUNKER_VERSION = "code-4"
+CHUNKER_VERSION = "code-5"
 
 # language -> (grammar module, function returning the language pointer)
 GRAMMARS = {
@@ -54,6 +54,14 @@ STATEMENT_TYPES = frozenset({"expression_statement"})
 COMMENT_GAP_LINES = 1
 # Siblings right above a definition that belong to it like its comments (Rust `#[...]`, TS member decorators).
 LEADING_TYPES = frozenset({"attribute_item", "decorator"})
+# Macro calls whose braced body holds items (Rust's `cfg_rt! { pub fn spawn() ... }`): a grammar sees only
+# tokens there, so such a body is parsed again as source of the same language, at the same lines.
+ITEM_MACRO_BODIES = {
+    "rust": "[(source_file (macro_invocation (token_tree) @body))"
+    " (declaration_list (macro_invocation (token_tree) @body))]"
+}
+# How deep macro bodies inside macro bodies are parsed again (tokio nests two or three).
+MAX_MACRO_DEPTH = 4
 
 
 @dataclass
@@ -220,6 +228,13 @@ def _attach_lone_gaps(pieces: list[_Piece]) -> list[_Piece]:
 
 def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
     found: dict[tuple[int, int], _Definition] = {}
+    _collect(root, language, found, MAX_MACRO_DEPTH)
+    return sorted(found.values(), key=lambda d: (d.start_line, -d.end_line))
+
+
+def _collect(root: tree_sitter.Node, language: str, found: dict[tuple[int, int], _Definition], depth: int) -> None:
+    for body in _item_macro_bodies(root, language) if depth > 0 else ():
+        _collect(body, language, found, depth - 1)
     for _, captures in tree_sitter.QueryCursor(_query(language)).matches(root):
         kind_and_node = [
             (name.split(".", 1)[1], nodes[0]) for name, nodes in captures.items() if name.startswith("definition.")
@@ -233,7 +248,19 @@ def _definitions(root: tree_sitter.Node, language: str) -> list[_Definition]:
         key = (start_line, end_line)
         if key not in found and name:
             found[key] = _Definition(name, kind, start_line, end_line)
-    return sorted(found.values(), key=lambda d: (d.start_line, -d.end_line))
+
+
+def _item_macro_bodies(root: tree_sitter.Node, language: str) -> list[tree_sitter.Node]:
+    """Item-level macro bodies parsed as source, padded so that their rows are the file's rows."""
+    if language not in ITEM_MACRO_BODIES:
+        return []
+    bodies = []
+    for body in tree_sitter.QueryCursor(_macro_query(language)).captures(root).get("body", []):
+        text = body.text or b""
+        if body.end_point.row > body.start_point.row and text[:1] == b"{":
+            padding = b"\n" * body.start_point.row + b" " * (body.start_point.column + 1)
+            bodies.append(_parser(language).parse(padding + text[1:-1]).root_node)
+    return bodies
 
 
 def _span(node: tree_sitter.Node) -> tuple[int, int]:
@@ -325,6 +352,11 @@ def _query(language: str) -> tree_sitter.Query:
     text = _query_text(language)
     assert text is not None
     return tree_sitter.Query(_language(language), text)
+
+
+@cache
+def _macro_query(language: str) -> tree_sitter.Query:
+    return tree_sitter.Query(_language(language), ITEM_MACRO_BODIES[language])
 
 
 @cache
