@@ -142,7 +142,7 @@ class Postings:
         self._document_frequency = frequency.astype(np.int32)
         self._base_end = self._indexed_end = self.n_slots
         self._tail, self._tail_postings = {}, 0
-        self.total_length = float(self._lengths.sum())
+        self.total_length = float(self._lengths.sum(dtype=np.float64))
 
     def _count_new_slots(self, start: int, end: int) -> None:
         """Lengths, cosine norms and document frequencies of slots `[start, end)`, in bulk."""
@@ -261,7 +261,7 @@ class Postings:
             raise ValueError("the saved index arrays do not fit together")
         postings._indexed_end = n_slots
         alive = np.array(postings._alive, dtype=bool)
-        postings.total_length = float(postings._lengths[alive].sum())
+        postings.total_length = float(postings._lengths[alive].sum(dtype=np.float64))
         postings._extend_tail(postings._base_end, n_slots)
         self.__dict__.update(postings.__dict__)
 

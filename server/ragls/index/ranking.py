@@ -18,19 +18,32 @@ def matches(document: Document, filters: Mapping[str, Any] | None) -> bool:
 def top_results(
     scores: np.ndarray, documents: Sequence[Document | None], top_k: int, filters: Mapping[str, Any] | None = None
 ) -> list[SearchResult]:
-    """The top_k positive scores as results, best first, skipping documents the filters reject."""
+    """The top_k positive scores as results, best first, skipping documents the filters reject.
+
+    Equal scores are ordered by document id, never by slot: slots depend on the order of past edits, and an
+    index built by edits must answer like one built from scratch.
+    """
     candidates = np.flatnonzero(scores > 0)
     if candidates.size == 0 or top_k <= 0:
         return []
     if not filters and candidates.size > top_k:
-        part = np.argpartition(-scores[candidates], top_k - 1)[:top_k]
-        candidates = candidates[part]
+        kth = np.partition(scores[candidates], candidates.size - top_k)[candidates.size - top_k]
+        candidates = candidates[scores[candidates] >= kth]
     order = candidates[np.argsort(-scores[candidates], kind="stable")]
+    descending = -scores[order]
     results: list[SearchResult] = []
-    for slot in order.tolist():
-        document = documents[slot]
-        if document is not None and matches(document, filters):
-            results.append(SearchResult(document, float(scores[slot])))
-            if len(results) == top_k:
-                break
+    start = 0
+    while start < order.size and len(results) < top_k:
+        end = int(np.searchsorted(descending, descending[start], side="right"))
+        for slot in sorted(order[start:end].tolist(), key=lambda slot: _id(documents[slot])):
+            document = documents[slot]
+            if document is not None and matches(document, filters):
+                results.append(SearchResult(document, float(scores[slot])))
+                if len(results) == top_k:
+                    break
+        start = end
     return results
+
+
+def _id(document: Document | None) -> str:
+    return document.id if document is not None else ""
