@@ -95,6 +95,25 @@ class BM25Stream:
                 self._postings.refresh()
             return removed
 
+    def stage_replace(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> Callable[[], None]:
+        """`replace_documents` built on a copy while readers carry on; the returned install swaps it in."""
+        if not self._owns_postings:
+            return lambda: None
+        postings = self._postings.copy()
+        for document_id in remove_ids:
+            postings.remove(document_id)
+        for document in add:
+            postings.add(document, self._terms(document, terms))
+        postings.refresh()
+
+        def install() -> None:
+            with self._lock:
+                self._postings.swap_in(postings)
+
+        return install
+
     def remove(self, document_id: str) -> bool:
         if not self._owns_postings:
             raise TypeError("a BM25 view over a knowledge base changes with it")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -82,6 +82,31 @@ class InMemoryKnowledgeBase:
             finally:
                 self._postings.refresh()
             return removed + replaced
+
+    def stage_replace(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> Callable[[], None]:
+        """`replace_documents` built on a copy while readers carry on; the returned install swaps it in.
+
+        Only one writer may stage at a time (the index state serializes its commits). Nothing changes
+        here until install, which takes constant time, so a failure while staging leaves this store as it was.
+        """
+        postings = self._postings.copy()
+        documents = dict(self._documents)
+        for document_id in remove_ids:
+            if documents.pop(document_id, None) is not None:
+                postings.remove(document_id)
+        for document in add:
+            postings.add(document, self._terms(document, terms))
+            documents[document.id] = document
+        postings.refresh()
+
+        def install() -> None:
+            with self._lock:
+                self._postings.swap_in(postings)
+                self._documents = documents
+
+        return install
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """Cosine of (1 + log tf) document weights with (1 + log tf) * idf query weights."""

@@ -61,6 +61,28 @@ class Postings:
     def n_slots(self) -> int:
         return len(self.documents)
 
+    def copy(self) -> Postings:
+        """An independent copy to change while readers keep reading this one (then `swap_in` it).
+
+        Arrays that writers only ever replace are shared; those changed in place are copied.
+        """
+        other = Postings.__new__(Postings)
+        other.__dict__.update(self.__dict__)
+        other._term_ids = dict(self._term_ids)
+        other.documents = list(self.documents)
+        other.slot_of = dict(self.slot_of)
+        other._forward_offsets = array("q", self._forward_offsets)
+        other._forward_terms = array("i", self._forward_terms)
+        other._forward_counts = array("f", self._forward_counts)
+        other._alive = array("b", self._alive)
+        other._document_frequency = self._document_frequency.copy()
+        other._tail = {term: (list(slots), list(counts)) for term, (slots, counts) in self._tail.items()}
+        return other
+
+    def swap_in(self, other: Postings) -> None:
+        """Become `other` in place, in constant time: views that share this object see the change."""
+        self.__dict__.update(other.__dict__)
+
     # ------------------------------------------------------------------ writing
 
     def add(self, document: Document, terms: Iterable[str] | Mapping[str, int] | TermCounts) -> None:
@@ -263,7 +285,7 @@ class Postings:
         alive = np.array(postings._alive, dtype=bool)
         postings.total_length = float(postings._lengths[alive].sum(dtype=np.float64))
         postings._extend_tail(postings._base_end, n_slots)
-        self.__dict__.update(postings.__dict__)
+        self.swap_in(postings)
 
 
 def _array(typecode: str, values: np.ndarray) -> array:

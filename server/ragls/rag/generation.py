@@ -7,11 +7,11 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -126,6 +126,21 @@ class DocumentStore(Protocol):
     def clear(self) -> None: ...
 
 
+@runtime_checkable
+class StagingStore(Protocol):
+    """A store that can build a replace on the side, readers carrying on, and install it in constant time."""
+
+    def stage_replace(
+        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
+    ) -> Callable[[], None]: ...
+
+
+# A delta touching this many documents (a full reindex, a branch switch) is built on copies of the
+# indexes outside the write lock, so searches wait for a swap instead of the whole change (Django's full
+# reindex: 1.8 s of blocked searches before). Smaller ones change the indexes in place: copying costs more.
+STAGE_MIN_DOCUMENTS = 2000
+
+
 class IndexState:
     """The stores of one session and the file table, changed only through `commit`."""
 
@@ -149,18 +164,30 @@ class IndexState:
         self.lock = ReadWriteLock()
 
     def commit(self, delta: Delta, count_generation: bool = True) -> None:
-        """Apply a delta to every store atomically; on failure, undo what was applied and re-raise."""
+        """Apply a delta to every store atomically; on failure, undo what was applied and re-raise.
+
+        Callers serialize commits (the service's index lock): staging reads the stores unlocked.
+        """
+        staged = (
+            [store for store in self.stores if isinstance(store, StagingStore)]
+            if len(delta.add) + len(delta.remove_ids) >= STAGE_MIN_DOCUMENTS
+            else []
+        )
+        installs = [store.stage_replace(delta.remove_ids, delta.add, delta.terms) for store in staged]
         with self.lock.writing():
             applied: list[tuple[DocumentStore, list[Document]]] = []
             try:
                 for store in self.stores:
-                    applied.append((store, store.replace_documents(delta.remove_ids, delta.add, delta.terms)))
+                    if store not in staged:
+                        applied.append((store, store.replace_documents(delta.remove_ids, delta.add, delta.terms)))
             except BaseException:
                 # Each store undoes its own failed replace; undo the ones that had succeeded.
                 added_ids = [d.id for d in delta.add]
                 for store, removed in reversed(applied):
                     store.replace_documents(added_ids, removed)
                 raise
+            for install in installs:
+                install()
             self.symbols.replace_files([*delta.removed_files, *delta.symbol_files], delta.symbols)
             for file in delta.removed_files:
                 self.files.pop(file, None)

@@ -1,0 +1,100 @@
+"""Big commits are built on copies while searches go on, then swapped in: same answers as changing in place."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ragls.index.bm25 import BM25Stream
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
+from ragls.index.tokenize import name_text
+from ragls.model import Document
+from ragls.rag.generation import STAGE_MIN_DOCUMENTS, Delta, IndexState
+
+
+def documents(prefix: str, n: int, word: str) -> list[Document]:
+    return [
+        Document(f"{prefix}{i}", f"def {word}_{i % 50}():\n    return {word} + {i}", {"file": f"{prefix}{i}.py"})
+        for i in range(n)
+    ]
+
+
+def new_state() -> IndexState:
+    knowledge_base = InMemoryKnowledgeBase()
+    return IndexState(knowledge_base, BM25Stream.over(knowledge_base), BM25Stream(text=name_text, name="names"))
+
+
+def answers(state: IndexState, query: str) -> list[list[tuple[str, float]]]:
+    streams = (state.knowledge_base, state.bm25, state.names)
+    return [[(r.document.id, r.score) for r in stream.search(query, 20)] for stream in streams if stream is not None]
+
+
+@pytest.mark.parametrize("staged", [True, False])
+def test_a_big_delta_answers_like_the_same_delta_applied_in_place(staged: bool) -> None:
+    n = STAGE_MIN_DOCUMENTS if staged else 50
+    first, second = documents("a", n, "alpha"), documents("b", n, "beta")
+    reference = new_state()
+    reference.commit(Delta(add=second))
+    state = new_state()
+    state.commit(Delta(add=first))
+    state.commit(Delta(remove_ids=[d.id for d in first], add=second))
+    for query in ("alpha", "beta", "beta_7", "return"):
+        assert answers(state, query) == answers(reference, query)
+    assert state.knowledge_base.size() == n and len(state.bm25) == n
+
+
+def test_readers_see_the_old_index_until_the_staged_one_is_installed() -> None:
+    knowledge_base = InMemoryKnowledgeBase()
+    knowledge_base.add_documents(documents("a", 10, "alpha"))
+    install = knowledge_base.stage_replace([f"a{i}" for i in range(10)], documents("b", 10, "beta"))
+    assert len(knowledge_base.search("alpha", 5)) == 5 and knowledge_base.search("beta", 5) == []
+    install()
+    assert knowledge_base.search("alpha", 5) == [] and len(knowledge_base.search("beta", 5)) == 5
+
+
+def test_searches_are_not_blocked_while_a_big_delta_is_staged() -> None:
+    state = new_state()
+    state.commit(Delta(add=documents("a", STAGE_MIN_DOCUMENTS, "alpha")))
+    staging, release = threading.Event(), threading.Event()
+    terms_of = state.knowledge_base._terms
+
+    def slow_terms(document: Document, terms: object = None) -> object:
+        staging.set()
+        release.wait(10)  # hold the staging open until the reader below has searched
+        return terms_of(document)
+
+    state.knowledge_base._terms = slow_terms  # type: ignore[method-assign]
+    writer = threading.Thread(target=state.commit, args=(Delta(add=documents("b", STAGE_MIN_DOCUMENTS, "beta")),))
+    writer.start()
+    assert staging.wait(10)
+    searched = threading.Event()
+
+    def reader() -> None:
+        with state.lock.reading():
+            assert state.knowledge_base.search("beta", 5) == []
+        searched.set()
+
+    threading.Thread(target=reader).start()
+    assert searched.wait(5), "a search waited for a commit still being staged"
+    release.set()
+    writer.join(30)
+    assert len(state.knowledge_base.search("beta", 5)) == 5
+
+
+def test_a_failure_while_staging_changes_nothing() -> None:
+    state = new_state()
+    old = documents("a", STAGE_MIN_DOCUMENTS, "alpha")
+    state.commit(Delta(add=old))
+    before = answers(state, "alpha")
+    terms_of = state.knowledge_base._terms
+
+    def failing_terms(document: Document, terms: object = None) -> object:
+        if document.id == "b1999":
+            raise MemoryError("out of memory while staging")
+        return terms_of(document)
+
+    state.knowledge_base._terms = failing_terms  # type: ignore[method-assign]
+    with pytest.raises(MemoryError):
+        state.commit(Delta(remove_ids=[d.id for d in old], add=documents("b", STAGE_MIN_DOCUMENTS, "beta")))
+    assert answers(state, "alpha") == before and state.knowledge_base.search("beta", 5) == []
