@@ -9,13 +9,14 @@ vim.api.nvim_create_user_command("Ragls", function(opts)
 end, {
   nargs = "*",
   bang = true,
-  desc = "ragls: search, context, reindex, status, symbols",
+  desc = "ragls: search, context, reindex, status, symbols (no argument: a menu of them)",
   complete = function(arg_lead, cmdline)
     return require("ragls.commands").complete(arg_lead, cmdline)
   end,
 })
 
 local plug_maps = {
+  ["<Plug>(ragls-menu)"] = "",
   ["<Plug>(ragls-search)"] = "search",
   ["<Plug>(ragls-search-quickfix)"] = "search!",
   ["<Plug>(ragls-context)"] = "context",
@@ -24,7 +25,9 @@ local plug_maps = {
   ["<Plug>(ragls-symbols)"] = "symbols",
 }
 for lhs, subcommand in pairs(plug_maps) do
-  vim.keymap.set("n", lhs, "<Cmd>Ragls " .. subcommand .. "<CR>", { desc = "ragls " .. subcommand })
+  vim.keymap.set("n", lhs, "<Cmd>" .. vim.trim("Ragls " .. subcommand) .. "<CR>", {
+    desc = vim.trim("ragls " .. subcommand),
+  })
 end
 
 local group = vim.api.nvim_create_augroup("ragls", { clear = true })

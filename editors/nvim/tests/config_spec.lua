@@ -2,7 +2,7 @@ local h = require("helpers")
 
 return {
   {
-    "a bad option is reported once with its fix and falls back to its default",
+    "bad options are reported once, in one warning with their fixes, and fall back to their defaults",
     function()
       vim.g.ragls = vim.tbl_extend("force", h.base_options(), { picker = "telescope", top_k = 0, colour = "red" })
       local config = require("ragls.config").get()
@@ -13,7 +13,8 @@ return {
       h.contains(picker, 'Fix: set vim.g.ragls.picker or setup{ picker = ... } to "select" or "quickfix"')
       h.contains(h.wait_note("invalid option top_k").message, "an integer 1..100")
       h.contains(h.wait_note("unknown option colour").message, "Fix: remove it")
-      h.eq(vim.log.levels.ERROR, h.note_matching("picker").level, "level")
+      h.eq(vim.log.levels.WARN, h.note_matching("picker").level, "level")
+      h.eq(1, #h.notes, "one warning for the three problems")
       local count = #h.notes
       require("ragls.config").get()
       h.eq(count, #h.notes, "reported once")
@@ -37,6 +38,31 @@ return {
       local message = h.wait_note("ragls%-not%-installed").message
       h.contains(message, "was not found or is not executable")
       h.contains(message, "pip install ragls")
+      h.eq(vim.log.levels.WARN, h.note_matching("ragls%-not%-installed").level, "a warning")
+    end,
+  },
+  {
+    "a bad option while a file opens is a warning, not an error that stops the :edit (BufReadPost)",
+    function()
+      -- Values no other case uses, so the problems have not been reported before.
+      vim.g.ragls = vim.tbl_extend("force", h.base_options(), { top_k = 4242, picker = "fzf4242" })
+      local path = h.root .. "/docs/guide.md"
+      if vim.fn.bufnr(path) ~= -1 then
+        vim.cmd.bwipeout({ vim.fn.bufnr(path), bang = true })
+      end
+      vim.cmd("messages clear")
+      h.use_real_notify()
+      local ok, err = pcall(vim.cmd.edit, vim.fn.fnameescape(path))
+      local messages = vim.fn.execute("messages")
+      h.reset()
+      h.truthy(ok, "opening the file failed: " .. tostring(err))
+      h.contains(messages, "ragls: invalid option picker")
+      h.contains(messages, "got 4242")
+      h.not_contains(messages, "Error detected")
+      h.truthy(vim.api.nvim_buf_get_name(0):match("docs/guide%.md$"), "the file is open")
+      h.wait("the buffer attached with the defaults", function()
+        return vim.lsp.get_clients({ name = "ragls", bufnr = 0 })[1]
+      end)
     end,
   },
   {
@@ -89,6 +115,47 @@ return {
     end,
   },
   {
+    "the limits option is validated and reaches the server over settings.limits, key by key",
+    function()
+      local config_mod = require("ragls.config")
+      vim.g.ragls = vim.tbl_extend("force", h.base_options(), { limits = { maxFiles = 0, maxSize = 3 } })
+      h.eq({}, config_mod.get().limits, "limits default")
+      h.contains(h.wait_note("invalid option limits").message, 'preset = "default" or "strict"')
+      local options = vim.tbl_extend("force", config_mod.defaults, {
+        settings = { limits = { maxDepth = 9, maxFiles = 10 } },
+        limits = { preset = "strict", maxFiles = 100000 },
+      })
+      vim.g.ragls = options
+      local resolved, problems = config_mod.resolve()
+      h.eq({}, problems, "no problems")
+      local lsp_config = require("ragls.client").lsp_config(h.root, resolved)
+      h.eq({ maxDepth = 9, maxFiles = 100000, preset = "strict" }, lsp_config.init_options.limits, "init_options")
+      h.eq(lsp_config.init_options.limits, lsp_config.settings.ragls.limits, "settings.ragls")
+      h.eq(nil, require("ragls.client").lsp_config(h.root, config_mod.defaults).init_options.limits, "none by default")
+    end,
+  },
+  {
+    ":Ragls without a subcommand offers the subcommands through vim.ui.select and runs the chosen one",
+    function()
+      local seen = h.stub_select(function(items)
+        for _, item in ipairs(items) do
+          if item.name == "status" then
+            return item
+          end
+        end
+      end)
+      vim.cmd("Ragls")
+      h.wait("vim.ui.select", function() return seen.lines end)
+      h.eq("ragls.subcommand", seen.opts.kind, "kind")
+      h.eq({ "search", "search!", "context", "symbols", "symbols!", "status", "reindex", "reindex!" },
+        vim.tbl_map(function(line) return line:match("^(%S+)") end, seen.lines), "the menu")
+      h.contains(table.concat(seen.lines, "\n"), "search!   search, results into the quickfix list")
+      h.wait_note("generation")
+      h.eq(nil, h.note_matching("unknown subcommand"), "no unknown subcommand")
+      h.eq(1, #vim.fn.getcompletion("Ragls sea", "cmdline"), "completion still works")
+    end,
+  },
+  {
     ":Ragls completes its subcommands and names them for an unknown one",
     function()
       h.eq({ "context", "reindex", "search", "status", "symbols" }, vim.fn.getcompletion("Ragls ", "cmdline"), "all")
@@ -101,7 +168,7 @@ return {
   {
     "<Plug> mappings exist and no default keymaps are set",
     function()
-      for _, name in ipairs({ "search", "search-quickfix", "context", "reindex", "status", "symbols" }) do
+      for _, name in ipairs({ "menu", "search", "search-quickfix", "context", "reindex", "status", "symbols" }) do
         local rhs = vim.fn.maparg("<Plug>(ragls-" .. name .. ")", "n")
         h.truthy(rhs:match("Ragls"), name .. " mapping: " .. rhs)
       end

@@ -31,7 +31,8 @@ return {
     function()
       h.write("docs/migration.md", "# Migration\n\nThe quokka migration happens every spring.\n")
       local item = search_until("quokka migration", "docs/migration%.md$")
-      h.contains(item.text, "docs/migration.md:1-")
+      h.eq(1, item.lnum, "the new file's first line")
+      h.contains(item.text, "Migration")
     end,
   },
   {

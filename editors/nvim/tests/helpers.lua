@@ -83,6 +83,7 @@ Requests over the quota get a 429 answer from the throttle.
 }
 
 M.notes = {}
+M.inputlist_calls = {}
 local original = { notify = vim.notify, select = vim.ui.select, input = vim.ui.input }
 
 --- Write text to path (relative to the workspace), creating folders.
@@ -101,11 +102,13 @@ function M.server_cmd()
   return raw and raw ~= "" and vim.json.decode(raw) or { "ragls", "serve" }
 end
 
---- The options every spec starts from.
+--- The options every spec starts from. No dense vectors: with ragls[dense] installed they join
+--- once the background embedder has finished, and then every query, even nonsense, finds
+--- something (cosine similarity is never zero), so results would depend on timing.
 function M.base_options()
   return {
     cmd = M.server_cmd(),
-    settings = { cacheDir = M.tmp .. "/cache" },
+    settings = { cacheDir = M.tmp .. "/cache", embedding = "none" },
     register = "r",
     timeout_ms = M.WAIT_MS,
   }
@@ -148,15 +151,29 @@ function M.start()
   return client
 end
 
+local function capture(message, level)
+  M.notes[#M.notes + 1] = { message = message, level = level }
+end
+
+--- Use Neovim's own vim.notify (messages in :messages, errors raised as errors) until the next reset.
+function M.use_real_notify()
+  vim.notify = original.notify
+end
+
 --- Forget test doubles, options, messages and extra windows between specs.
 function M.reset()
-  vim.notify = function(message, level)
-    M.notes[#M.notes + 1] = { message = message, level = level }
-  end
+  vim.notify = capture
   vim.ui.select, vim.ui.input = original.select, original.input
+  -- Neovim's own vim.ui.select asks with inputlist(), which would wait for keys forever here.
+  M.inputlist_calls = {}
+  vim.fn.inputlist = function(choices)
+    M.inputlist_calls[#M.inputlist_calls + 1] = choices
+    return 0
+  end
   M.notes = {}
   vim.g.ragls = M.base_options()
   require("ragls.config").setup(nil)
+  require("ragls.picker").close()
   vim.cmd("silent! cclose | silent! only! | silent! tabonly!")
   vim.fn.setqflist({}, "f")
   vim.fn.setreg("r", "")
@@ -196,6 +213,11 @@ function M.stub_select(choose)
     on_choice(choose and choose(items) or nil)
   end
   return seen
+end
+
+--- The floating picker's windows ({ list = win, preview = win }), waiting for it to open.
+function M.wait_picker(timeout_ms)
+  return M.wait("ragls's floating picker", function() return require("ragls.picker").windows() end, timeout_ms)
 end
 
 --- Wait for a non-empty quickfix list; returns its items with file names filled in.

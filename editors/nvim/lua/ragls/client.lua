@@ -131,6 +131,10 @@ end
 ---@param options ragls.Config
 function M.lsp_config(root, options)
   local settings = protocol.params(options.settings)
+  if next(options.limits or {}) ~= nil then
+    -- The `limits` option wins over `settings.limits`, key by key.
+    settings.limits = protocol.params(vim.tbl_extend("force", settings.limits or {}, options.limits))
+  end
   return {
     name = M.NAME,
     cmd = options.cmd,
@@ -150,7 +154,8 @@ local function report_missing(command)
     ("ragls: the server command %q was not found or is not executable. Fix: `pip install ragls` "
       .. "(or put it on PATH), or set vim.g.ragls = { cmd = { \"/path/to/ragls\", \"serve\" } }; "
       .. "see :checkhealth ragls"):format(command),
-    vim.log.levels.ERROR
+    -- A warning, as for bad options: this runs inside BufReadPost, where an error aborts the :edit.
+    vim.log.levels.WARN
   )
 end
 

@@ -3,6 +3,7 @@ local M = {}
 
 local client_mod = require("ragls.client")
 local config = require("ragls.config")
+local picker = require("ragls.picker")
 local protocol = require("ragls.protocol")
 local ui = require("ragls.ui")
 
@@ -104,13 +105,16 @@ function M.status()
   end)
 end
 
---- :Ragls symbols [query]: workspace symbols through Neovim's standard UI (an empty query lists all).
+--- :Ragls symbols[!] [query]: pick a workspace symbol of ragls (or fill the quickfix list) and open it.
+--- An empty query lists symbols up to the server's cap.
 ---@param query string|nil nil prompts for one
-function M.symbols(query)
+---@param opts {quickfix: boolean|nil}|nil
+function M.symbols(query, opts)
+  opts = opts or {}
   if query == nil then
     vim.ui.input({ prompt = "ragls symbols: " }, function(input)
       if input then
-        M.symbols(input)
+        M.symbols(input, opts)
       end
     end)
     return
@@ -119,25 +123,22 @@ function M.symbols(query)
   local client = client_mod.attach(bufnr) or client_mod.current(bufnr)
   if not client then
     ui.say("no server for this workspace; see :checkhealth ragls", vim.log.levels.ERROR)
-  elseif vim.lsp.buf_is_attached(bufnr, client.id) then
-    client_mod.when_ready(client, function() vim.lsp.buf.workspace_symbol(query) end)
-  else
-    M.symbols_to_quickfix(client, query)
+    return
   end
-end
-
---- workspace/symbol from one client into the quickfix list, for buffers outside the workspace.
----@param client vim.lsp.Client
----@param query string
-function M.symbols_to_quickfix(client, query)
+  local use_quickfix = opts.quickfix or config.get().picker == "quickfix"
+  -- Asked of ragls alone: vim.lsp.buf.workspace_symbol() would mix in every attached server's
+  -- symbols, and its quickfix text ("[Method] get") drops the container.
   client_mod.request(client, "workspace/symbol", { query = query }, function(err, result)
+    local symbols = protocol.value(result) or {}
     if err then
       ui.say("workspace/symbol failed: " .. err, vim.log.levels.ERROR)
-      return
+    elseif #symbols == 0 then
+      ui.say(("no symbols matching %q"):format(query), vim.log.levels.WARN)
+    elseif use_quickfix then
+      ui.symbols_to_quickfix(symbols, query)
+    else
+      ui.select_symbol(symbols, query, client.offset_encoding)
     end
-    local items = vim.lsp.util.symbols_to_items(result or {}, 0, client.offset_encoding)
-    vim.fn.setqflist({}, " ", { title = "ragls symbols: " .. query, items = items })
-    vim.cmd("botright copen")
   end)
 end
 
@@ -147,8 +148,35 @@ M.subcommands = {
   context = function(args) M.context(args) end,
   reindex = function(_, bang) M.reindex(bang) end,
   status = function() M.status() end,
-  symbols = function(args) M.symbols(args) end,
+  symbols = function(args, bang) M.symbols(args, { quickfix = bang }) end,
 }
+
+-- What `:Ragls` without a subcommand offers, in this order.
+M.menu_items = {
+  { name = "search", description = "search the index and open a result" },
+  { name = "search", bang = true, description = "search, results into the quickfix list" },
+  { name = "context", description = "a context prompt for a language model, into a register" },
+  { name = "symbols", description = "find a workspace symbol and open it" },
+  { name = "symbols", bang = true, description = "workspace symbols into the quickfix list" },
+  { name = "status", description = "the index status of each folder" },
+  { name = "reindex", description = "reindex changed files" },
+  { name = "reindex", bang = true, description = "reindex every file" },
+}
+
+--- "search!   search, results into the quickfix list": one line of the :Ragls menu.
+function M.format_menu_item(entry)
+  return ("%-9s %s"):format(entry.name .. (entry.bang and "!" or ""), entry.description)
+end
+
+--- :Ragls without a subcommand: offer the subcommands through vim.ui.select and run the chosen one.
+function M.menu()
+  picker.select(M.menu_items, { prompt = "ragls", kind = "ragls.subcommand", format_item = M.format_menu_item },
+    function(entry)
+      if entry then
+        M.subcommands[entry.name](nil, entry.bang == true)
+      end
+    end)
+end
 
 --- Completion for :Ragls: the subcommand names.
 function M.complete(arg_lead, cmdline)
@@ -167,9 +195,13 @@ function M.run(opts)
   if name and name:sub(-1) == "!" then
     name, bang = name:sub(1, -2), true
   end
-  local subcommand = name and M.subcommands[name]
+  if not name or name == "" then
+    M.menu()
+    return
+  end
+  local subcommand = M.subcommands[name]
   if not subcommand then
-    ui.say(("unknown subcommand %q; use one of: %s"):format(name or "", table.concat(M.complete("", "Ragls "), ", ")),
+    ui.say(("unknown subcommand %q; use one of: %s"):format(name, table.concat(M.complete("", "Ragls "), ", ")),
       vim.log.levels.ERROR)
     return
   end

@@ -1,6 +1,6 @@
 --- Options: defaults, overlaid by `vim.g.ragls`, overlaid by `require("ragls").setup{}`.
---- Each option is validated with vim.validate under pcall; a bad value is reported once,
---- with its fix, and replaced by its default.
+--- Each option is validated with vim.validate under pcall; a bad value is reported once, as a
+--- warning with its fix, and replaced by its default.
 local M = {}
 
 local protocol = require("ragls.protocol")
@@ -13,6 +13,7 @@ M.defaults = {
   workspace_folders = {},
   autostart = true,
   settings = {},
+  limits = {},
   picker = "select",
   top_k = 10,
   context_top_k = 5,
@@ -49,6 +50,22 @@ local function integer_in(low, high)
   end, ("an integer %d..%d"):format(low, high)
 end
 
+local function is_limits(value)
+  if type(value) ~= "table" then
+    return false
+  end
+  for key, item in pairs(value) do
+    if key == "preset" then
+      if not vim.tbl_contains(protocol.LIMIT_PRESETS, item) then
+        return false
+      end
+    elseif not vim.tbl_contains(protocol.LIMITS, key) or type(item) ~= "number" or item % 1 ~= 0 or item < 1 then
+      return false
+    end
+  end
+  return true
+end
+
 -- name -> { validator function, what a valid value is }
 local rules = {
   cmd = { function(v) return is_string_list(v, false) end, 'a non-empty list of strings like { "ragls", "serve" }' },
@@ -60,6 +77,12 @@ local rules = {
   workspace_folders = { function(v) return is_string_list(v, true) end, "a list of directory paths" },
   autostart = { function(v) return type(v) == "boolean" end, "true or false" },
   settings = { function(v) return type(v) == "table" end, "a table of server settings (see PROTOCOL.md)" },
+  limits = {
+    is_limits,
+    ('a table of positive integers keyed by %s, and optionally preset = "default" or "strict"'):format(
+      table.concat(protocol.LIMITS, ", ")
+    ),
+  },
   picker = { one_of({ "select", "quickfix" }) },
   top_k = { integer_in(1, protocol.MAX_TOP_K) },
   context_top_k = { integer_in(1, protocol.MAX_TOP_K) },
@@ -131,15 +154,19 @@ function M.resolve()
   return config, problems
 end
 
---- The effective config; each problem is reported once per session.
+--- The effective config; the problems not reported yet are reported in one warning.
+--- A warning, not an error: an error message from inside an autocommand (the BufReadPost that
+--- starts the server) shows "Error detected while processing BufReadPost Autocommands", and
+--- aborts the script or mapping that opened the file, while the defaults work.
 ---@return ragls.Config
 function M.get()
   local config, problems = M.resolve()
-  for _, problem in ipairs(problems) do
-    if not reported[problem] then
+  local new_problems = vim.tbl_filter(function(problem) return not reported[problem] end, problems)
+  if #new_problems > 0 then
+    for _, problem in ipairs(new_problems) do
       reported[problem] = true
-      vim.notify("ragls: " .. problem, vim.log.levels.ERROR)
     end
+    vim.notify("ragls: " .. table.concat(new_problems, "\nragls: "), vim.log.levels.WARN)
   end
   return config
 end

@@ -112,7 +112,7 @@ local function report_client_status(client, options)
     local text = table.concat(ui.folder_status_lines(folder), "\n")
     if folder.state == "failed" then
       health.error(text, {
-        "Fix the error above (the ignore file, or settings.limits), then run :Ragls reindex",
+        "Fix the error above (the ignore file, or the limits option), then run :Ragls reindex",
       })
     elseif (folder.generation or 0) < 1 then
       health.info(text .. "\n  the first index is still running")

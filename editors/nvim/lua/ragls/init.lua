@@ -11,6 +11,7 @@ M.context = commands.context
 M.reindex = commands.reindex
 M.show_status = commands.status
 M.symbols = commands.symbols
+M.menu = commands.menu
 
 --- Configure the plugin (optional: vim.g.ragls works without it) and attach open buffers.
 ---@param options table|nil see :help ragls-options

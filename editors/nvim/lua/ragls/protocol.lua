@@ -35,6 +35,9 @@ M.commands = {
 
 M.FORMATS = { "fenced", "plain" }
 M.MAX_TOP_K = 100
+-- The settings' `limits` keys (PROTOCOL.md "Configuration"), and the presets `limits.preset` names.
+M.LIMITS = { "maxDecodedBytes", "maxFiles", "maxEntries", "maxDepth", "maxFileBytes" }
+M.LIMIT_PRESETS = { "default", "strict" }
 
 -- The oldest server whose wire this plugin speaks; checked by :checkhealth.
 M.MIN_SERVER_VERSION = "0.1.0"
