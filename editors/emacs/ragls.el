@@ -11,15 +11,22 @@
 ;; Markdown sections, plain text) and answers questions with ranked chunks.
 ;; This package talks to it through Eglot and jsonrpc:
 ;;
-;;   M-x ragls-search    ask a question, pick a result, jump to the chunk
-;;   M-x ragls-context   a context prompt for a question: a buffer and the kill ring
-;;   M-x ragls-reindex   re-walk the project (C-u: re-read every file)
-;;   M-x ragls-status    what is indexed
+;;   M-x ragls-search          ask a question, pick a result, jump to the chunk
+;;   M-x ragls-consult-search  the same through consult, previewing each chunk
+;;   M-x ragls-symbols         find a function, class or heading by name
+;;   M-x ragls-context         a context prompt for a question: a buffer and the kill ring
+;;   M-x ragls-reindex         re-walk the project (C-u: re-read every file)
+;;   M-x ragls-status          what is indexed
 ;;
 ;; The commands use the ragls server Eglot already runs for the project (when
 ;; `eglot-server-programs' maps a mode to "ragls serve"), or start one beside
 ;; your usual language server.  By default it manages no buffers, so pyright,
 ;; gopls and others keep theirs.  Eglot watches the project's files for it.
+;; Outside version control, the project is the nearest directory holding one
+;; of `ragls-project-markers'.  A search, prompt or symbol lookup made before
+;; the first index has finished waits for it (`ragls-first-index-timeout').
+;; Candidates are `file:start-end symbol' with the rank and first line as
+;; annotations, so vertico, marginalia and the *Completions* buffer show them.
 ;;
 ;; Setup:
 ;;   (add-to-list 'load-path "/path/to/ragls/editors/emacs")
@@ -38,6 +45,9 @@
   "Retrieval over the current project through the ragls language server."
   :group 'tools
   :prefix "ragls-")
+
+(require 'ragls-project)
+(require 'ragls-pick)
 
 (defcustom ragls-server-command '("ragls" "serve")
   "Command that starts the ragls language server on stdio."
@@ -71,14 +81,43 @@ is the older layout."
   "Seconds to wait for `ragls-reindex', which answers when the run has finished."
   :type 'number)
 
+(defcustom ragls-first-index-timeout 60
+  "Seconds a search, prompt or symbol lookup waits for the project's first index.
+While the server builds it, the echo area shows its progress; after
+this many seconds the request answers from what is indexed so far.
+0 never waits."
+  :type 'number)
+
+(defcustom ragls-limits nil
+  "Limits of one index run, sent to the server as its `limits' setting.
+A plist of positive integers keyed by :maxFiles, :maxEntries,
+:maxDecodedBytes, :maxDepth and :maxFileBytes, and optionally :preset
+\"default\" or \"strict\", e.g. (:maxFiles 400000).  nil leaves the
+server's defaults, which fit a workspace of 100,000 files and 2 GB
+\(250,000 files, 4 GiB of decoded text); \"strict\" starts from the
+seeds' limits for shared machines (4,096 files, 64 MiB).  A folder over a
+limit fails its run at once with a message naming the setting, e.g.
+`ragls.limits.maxFiles'.  It applies to servers this package starts."
+  :type '(plist :key-type (choice (const :maxFiles) (const :maxEntries) (const :maxDecodedBytes)
+                                  (const :maxDepth) (const :maxFileBytes) (const :preset))
+                :value-type (choice integer (const "default") (const "strict"))))
+
 (defvar ragls-folder nil
   "Workspace-folder URI that requests are limited to; nil means every folder.")
 
 (defvar ragls-search-history nil
   "Queries given to `ragls-search' and `ragls-context'.")
 
-(defclass ragls-lsp-server (eglot-lsp-server) ()
+(defclass ragls-lsp-server (eglot-lsp-server)
+  ((progress :initform nil :accessor ragls--progress
+             :documentation "The value of the last `$/progress' report, nil once it has ended."))
   :documentation "An Eglot connection to a ragls language server.")
+
+(defvar ragls--indexed-servers (make-hash-table :test #'eq :weakness 'key)
+  "Servers whose first index has finished, so requests no longer ask.")
+
+(defconst ragls--poll-seconds 0.2
+  "How often the wait for the first index asks the server's status.")
 
 ;;;; Connection
 
@@ -94,12 +133,21 @@ is the older layout."
 METHOD is a string such as \"rag/search\"; PARAMS is a plist.  Wait at
 most TIMEOUT seconds (default `ragls-request-timeout').  A request the
 server rejects signals a `user-error' with the server's message."
-  (let ((server (ragls-server))
-        (method (if (keywordp method) method (intern (concat ":" method)))))
+  (ragls--send (ragls-server) method params timeout))
+
+(defun ragls--send (server method params &optional timeout)
+  "Send METHOD with PARAMS to SERVER, as `ragls-request' does."
+  (let ((method (if (keywordp method) method (intern (concat ":" method)))))
     (condition-case err
         (jsonrpc-request server method params :timeout (or timeout ragls-request-timeout))
       (jsonrpc-error
        (user-error "ragls: %s" (or (alist-get 'jsonrpc-error-message (cdr err)) (cadr err)))))))
+
+(defun ragls--indexed-request (method params)
+  "Send METHOD with PARAMS once the first index is there or the wait gave up."
+  (let ((server (ragls-server)))
+    (ragls-wait-for-first-index server)
+    (ragls--send server method params)))
 
 (defun ragls--project ()
   "The current project, or a transient one for `default-directory'."
@@ -119,15 +167,82 @@ server rejects signals a `user-error' with the server's message."
         current
       (cl-find-if #'ragls--ragls-server-p (gethash project eglot--servers-by-project)))))
 
+(cl-defmethod eglot-initialization-options ((_server ragls-lsp-server))
+  "The server's settings: `ragls-limits', when set."
+  (if ragls-limits (list :limits ragls-limits) eglot--{}))
+
+(cl-defmethod eglot-client-capabilities :around ((_server ragls-lsp-server))
+  "Eglot's capabilities with work-done progress, which the first-index wait shows."
+  (let* ((capabilities (copy-sequence (cl-call-next-method)))
+         (window (copy-sequence (plist-get capabilities :window))))
+    (plist-put capabilities :window (plist-put window :workDoneProgress t))))
+
+(cl-defmethod eglot-handle-request
+  ((_server ragls-lsp-server) (_method (eql window/workDoneProgress/create)) &key _token &allow-other-keys)
+  "Accept the server's progress token."
+  nil)
+
+(cl-defmethod eglot-handle-notification
+  ((server ragls-lsp-server) (_method (eql $/progress)) &key _token value &allow-other-keys)
+  "Keep the progress VALUE of SERVER's index run for the echo area."
+  (setf (ragls--progress server) (unless (equal (plist-get value :kind) "end") value))
+  (cl-call-next-method))
+
 (defun ragls--start (project)
-  "Start ragls for PROJECT through Eglot, waiting for the handshake."
-  (let ((eglot-sync-connect t))
+  "Start ragls for PROJECT through Eglot, waiting for the handshake.
+Say which root it indexes and how that root was found."
+  (let ((eglot-sync-connect t)
+        (root (file-name-as-directory (project-root project))))
     ;; From a temporary buffer, so Eglot never mistakes this buffer's own
     ;; language server for the one to replace.
     (with-temp-buffer
-      (setq default-directory (file-name-as-directory (project-root project)))
+      (setq default-directory root)
       (eglot ragls-managed-modes project 'ragls-lsp-server ragls-server-command "ragls"))
+    (message "ragls: indexing %s (%s)" (abbreviate-file-name root) (ragls-project-describe project))
     (ragls--find-server project)))
+
+(defun ragls-wait-for-first-index (&optional server)
+  "Wait until SERVER (default: the project's ragls) has its first index.
+Show the progress in the echo area; give up after
+`ragls-first-index-timeout' seconds.  Return non-nil when indexed."
+  (let ((server (or server (ragls-server))))
+    (or (gethash server ragls--indexed-servers)
+        (let* ((started (float-time))
+               (deadline (+ started ragls-first-index-timeout))
+               (folders (ragls--status-folders server))
+               (waited (and (> ragls-first-index-timeout 0) (not (ragls--first-index-done-p folders)))))
+          (while (and waited (not (ragls--first-index-done-p folders)) (< (float-time) deadline))
+            (message "ragls: waiting for the first index%s... %ds"
+                     (ragls--progress-note server) (round (- (float-time) started)))
+            (accept-process-output nil ragls--poll-seconds)
+            (setq folders (ragls--status-folders server)))
+          (cond ((ragls--first-index-done-p folders)
+                 (when waited
+                   (message "ragls: first index ready: %s" (ragls--folders-summary (list :folders folders))))
+                 (puthash server t ragls--indexed-servers))
+                (t (when waited
+                     (message "ragls: no first index after %s; answering from what is indexed so far"
+                              (ragls--count ragls-first-index-timeout "second")))
+                   nil))))))
+
+(defun ragls--status-folders (server)
+  "The FolderStatus plists of SERVER, as a list."
+  (append (plist-get (ragls--send server :rag/status (ragls--params :folder ragls-folder)) :folders) nil))
+
+(defun ragls--first-index-done-p (folders)
+  "Non-nil when every folder of FOLDERS has committed an index or failed."
+  (cl-every (lambda (folder)
+              (or (>= (or (plist-get folder :generation) 0) 1)
+                  (equal (plist-get folder :state) "failed")))
+            folders))
+
+(defun ragls--progress-note (server)
+  "The last progress report of SERVER, like \": 12/84 src/a.py (14%)\", or \"\"."
+  (let ((value (and (cl-typep server 'ragls-lsp-server) (ragls--progress server))))
+    (if (and value (plist-get value :message))
+        (format ": %s%s" (plist-get value :message)
+                (if (plist-get value :percentage) (format " (%s%%)" (plist-get value :percentage)) ""))
+      "")))
 
 (defun ragls--params (&rest plist)
   "Return PLIST without its nil values, leaving the defaults to the server."
@@ -143,36 +258,51 @@ server rejects signals a `user-error' with the server's message."
 ;;;###autoload
 (defun ragls-search (query)
   "Search the project's index for QUERY, pick a result and jump to its chunk.
-Returns the chosen result (a plist shaped as PROTOCOL.md's RagResult)."
+Candidates are `file:start-end symbol', with the rank and the chunk's
+first line as annotations.  Returns the chosen result (a plist shaped
+as PROTOCOL.md's RagResult)."
   (interactive (list (ragls--read-query "ragls search")))
-  (let* ((answer (ragls-request "rag/search"
-                                (ragls--params :query query :topK ragls-search-top-k :folder ragls-folder)))
+  (let* ((answer (ragls-search-answer query))
          (results (append (plist-get answer :results) nil)))
     (if (null results)
         (progn (message "ragls: no results for %S%s" query (ragls--incomplete-note answer)) nil)
-      (let* ((candidates (cl-loop for result in results
-                                  for rank from 1
-                                  collect (cons (ragls--describe-result rank result) result)))
-             (choice (completing-read (format "ragls (%d results%s): " (length results)
-                                              (ragls--incomplete-note answer))
-                                      (ragls--ordered-table (mapcar #'car candidates))
-                                      nil t nil nil (caar candidates)))
-             (result (cdr (assoc choice candidates))))
+      (let* ((candidates (ragls--result-candidates results))
+             (result (ragls--pick (ragls--search-prompt answer results) candidates 'ragls-result
+                                  #'ragls--affixate-results)))
         (when result
           (ragls-visit-result result))
         result))))
+
+(autoload 'ragls-consult-search "ragls-consult"
+  "Search for QUERY through `consult--read', previewing each result's chunk." t)
+
+(autoload 'ragls-symbols "ragls-symbols"
+  "Find the functions, classes, methods and headings whose names match QUERY." t)
+
+(defun ragls-search-answer (query)
+  "The server's answer to a search for QUERY, once the first index is there."
+  (ragls--indexed-request "rag/search"
+                          (ragls--params :query query :topK ragls-search-top-k :folder ragls-folder)))
+
+(defun ragls--search-prompt (answer results)
+  "The minibuffer prompt for picking one of RESULTS of ANSWER."
+  (format "ragls (%s%s): " (ragls--count (length results) "result") (ragls--incomplete-note answer)))
 
 (defun ragls-visit-result (result)
   "Show RESULT: visit its file at the chunk, or show an added document."
   (let ((uri (plist-get result :uri)))
     (if (null uri)
         (ragls--show-document result)
-      (when (fboundp 'xref-push-marker-stack)
-        (xref-push-marker-stack))
-      (find-file (ragls--uri-to-path uri))
-      (goto-char (point-min))
-      (forward-line (plist-get (plist-get (plist-get result :range) :start) :line))
-      (ignore-errors (recenter 0)))))
+      (ragls--visit uri (plist-get (plist-get (plist-get result :range) :start) :line)))))
+
+(defun ragls--visit (uri line)
+  "Visit the file of URI at LINE (0-based); `M-,' comes back."
+  (when (fboundp 'xref-push-marker-stack)
+    (xref-push-marker-stack))
+  (find-file (ragls--uri-to-path uri))
+  (goto-char (point-min))
+  (forward-line line)
+  (ignore-errors (recenter 0)))
 
 (defun ragls-citation (result)
   "The file:START-END citation of RESULT (1-based lines), or document:ID."
@@ -182,21 +312,7 @@ Returns the chosen result (a plist shaped as PROTOCOL.md's RagResult)."
                 (plist-get metadata :startLine) (plist-get metadata :endLine))
       (format "document:%s" (plist-get result :id)))))
 
-(defun ragls--describe-result (rank result)
-  "One completion line for RESULT at RANK: citation, symbol and first line."
-  (let* ((metadata (plist-get result :metadata))
-         (symbol (plist-get metadata :symbol))
-         (first-line (car (split-string (string-trim (or (plist-get result :content) "")) "\n"))))
-    (format "%2d. %s%s  %s" rank (ragls-citation result)
-            (if symbol (concat "  " symbol) "")
-            (truncate-string-to-width (or first-line "") 70 nil nil "..."))))
-
-(defun ragls--ordered-table (candidates)
-  "Return a completion table over CANDIDATES in the server's ranking."
-  (lambda (string predicate action)
-    (if (eq action 'metadata)
-        '(metadata (display-sort-function . identity) (cycle-sort-function . identity))
-      (complete-with-action action candidates string predicate))))
+;;;; Display
 
 (defun ragls--show-document (result)
   "Show an added document RESULT in a buffer."
@@ -232,9 +348,9 @@ Returns the chosen result (a plist shaped as PROTOCOL.md's RagResult)."
   "Build a context prompt for QUERY, show it and put it on the kill ring.
 Return the prompt."
   (interactive (list (ragls--read-query "ragls context")))
-  (let* ((answer (ragls-request "rag/contextPrompt"
-                                (ragls--params :query query :topK ragls-context-top-k
-                                               :format ragls-context-format :folder ragls-folder)))
+  (let* ((answer (ragls--indexed-request "rag/contextPrompt"
+                                        (ragls--params :query query :topK ragls-context-top-k
+                                                       :format ragls-context-format :folder ragls-folder)))
          (prompt (plist-get answer :prompt))
          (results (append (plist-get answer :results) nil)))
     (with-current-buffer (get-buffer-create "*ragls context*")
@@ -245,7 +361,7 @@ Return the prompt."
         (text-mode))
       (display-buffer (current-buffer)))
     (kill-new prompt)
-    (message "ragls: context prompt from %d results copied to the kill ring%s" (length results)
+    (message "ragls: context prompt from %s copied to the kill ring%s" (ragls--count (length results) "result")
              (if results (concat ": " (mapconcat #'ragls-citation results ", ")) ""))
     prompt))
 
@@ -283,11 +399,16 @@ a plist with :folders."
 (defun ragls--folders-summary (answer)
   "Summarize each folder of ANSWER's :folders on one line."
   (mapconcat (lambda (folder)
-               (format "%s %s, generation %s, %s files, %s chunks"
-                       (plist-get folder :folder) (plist-get folder :state)
-                       (plist-get folder :generation) (plist-get folder :files) (plist-get folder :chunks)))
+               (format "%s %s, generation %s, %s, %s"
+                       (plist-get folder :folder) (plist-get folder :state) (plist-get folder :generation)
+                       (ragls--count (plist-get folder :files) "file")
+                       (ragls--count (plist-get folder :chunks) "chunk")))
              (append (plist-get answer :folders) nil)
              "; "))
+
+(defun ragls--count (count noun)
+  "COUNT and NOUN, plural unless COUNT is 1: \"1 result\", \"3 results\"."
+  (format "%s %s%s" count noun (if (eql count 1) "" "s")))
 
 (defun ragls--folder-description (folder)
   "Describe FOLDER, a FolderStatus plist, in a few lines."

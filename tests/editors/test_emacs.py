@@ -1,4 +1,8 @@
-"""editors/emacs: ragls.el's ERT tests in batch Emacs (Debian's emacs-nox and elpa-eglot) against the real server."""
+"""editors/emacs: ragls.el's ERT tests in batch Emacs against the real server.
+
+Debian's emacs-nox and elpa-eglot, with the completion packages users pair with Eglot
+(elpa-consult, elpa-vertico, elpa-marginalia), so the tests prove ragls.el works with them.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 EMACS_TESTS = REPO / "editors" / "emacs" / "test" / "ragls-test.el"
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
-PACKAGES = ["emacs-nox", "elpa-eglot"]
+PACKAGES = ["emacs-nox", "elpa-eglot", "elpa-consult", "elpa-vertico", "elpa-marginalia"]
+ELPA_NAMES = ["eglot", "consult", "vertico", "marginalia"]
 
 
 def ensure_emacs() -> str:
-    """`emacs` with Debian's Eglot, installed with apt-get when missing (the test machines run as root)."""
+    """`emacs` with Debian's Eglot, consult, vertico and marginalia, installed with apt-get when missing.
+
+    The test machines run as root.
+    """
     emacs = shutil.which("emacs")
-    if emacs and any(ELPA.glob("eglot-*")):
+    if emacs and all(any(ELPA.glob(f"{name}-[0-9]*")) for name in ELPA_NAMES):
         return emacs
     apt_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     install = ["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES]
@@ -29,6 +37,8 @@ def ensure_emacs() -> str:
         subprocess.run(install, env=apt_env, capture_output=True, timeout=600, check=True)
     emacs = shutil.which("emacs")
     assert emacs, f"apt-get installed {PACKAGES} but `emacs` is not on PATH"
+    missing = [name for name in ELPA_NAMES if not any(ELPA.glob(f"{name}-[0-9]*"))]
+    assert not missing, f"apt-get installed {PACKAGES} but {ELPA} lacks {missing}"
     return emacs
 
 
