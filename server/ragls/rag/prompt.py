@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
 from xml.sax.saxutils import escape
 
 from ragls.model import SearchResult
 
 FORMATS = ("fenced", "plain")
+# The plain layout's markers. In content, ids and file names a backslash neutralizes each (`[User question]`
+# becomes `\[User question]`), so a file cannot open a question section, or a result, of its own.
+_PLAIN_MARKER = re.compile(
+    r"\[\s*(?:user\s+question|relevant\s+code\s+context)\s*\]|-{3,}\s*(?:file|document)\s*:", re.IGNORECASE
+)
+# A header is one line: line breaks (every kind `str.splitlines` knows) and other controls in a name are escaped.
+_HEADER_BREAK = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def build_prompt(query: str, results: list[SearchResult], prompt_format: str = "fenced") -> str:
@@ -43,12 +52,23 @@ def _plain(query: str, results: list[SearchResult]) -> str:
     for result in results:
         metadata = result.document.metadata
         if metadata.get("file"):
-            header = f"--- file: {metadata['file']} (lines {metadata.get('startLine')}-{metadata.get('endLine')}) ---"
+            lines = f"{metadata.get('startLine')}-{metadata.get('endLine')}"
+            header = f"--- file: {_header_value(metadata['file'])} (lines {_header_value(lines)}) ---"
         else:
-            header = f"--- document: {result.document.id} ---"
+            header = f"--- document: {_header_value(result.document.id)} ---"
         parts.append(header)
-        parts.append(result.document.content)
+        parts.append(_neutralized(result.document.content))
         parts.append("")
     parts.append("[User question]")
     parts.append(query)
     return "\n".join(parts)
+
+
+def _neutralized(text: str) -> str:
+    return _PLAIN_MARKER.sub(lambda match: "\\" + match.group(0), text)
+
+
+def _header_value(value: object) -> str:
+    """A name as it may appear in a header line: on that line, and without markers."""
+    text = _HEADER_BREAK.sub(lambda match: json.dumps(match.group(0))[1:-1], str(value))
+    return _neutralized(text)

@@ -40,6 +40,8 @@ MARKER_FORMAT = "1"
 _SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 _DIGEST_CHARS = 20
 _DIGEST_NAME = re.compile(f"[0-9a-f]{{{_DIGEST_CHARS}}}")
+# How text that is not valid Unicode (a file name's undecodable bytes) is kept: reversibly, as its code points.
+_SURROGATES = "surrogatepass"
 ROWS_PER_BATCH = 256  # about a millisecond of work between chances for searches to go first
 log = logging.getLogger(__name__)
 
@@ -137,7 +139,7 @@ class IndexStore:
         try:
             with self._lock:
                 connection = self._connect()
-                meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+                meta = _read_meta(connection)
                 if meta and meta.get("schema") != SCHEMA_VERSION:
                     raise StoreError(f"the index store {self.path} was made by another version of ragls; rebuilding it")
                 if meta.get("recipe") != self.recipe:
@@ -186,7 +188,7 @@ class IndexStore:
                 meta = {
                     "schema": SCHEMA_VERSION,
                     "recipe": self.recipe,
-                    "folder": str(self.root),
+                    "folder": _db_text(str(self.root)),
                     "revision": revision,
                     "generation": str(generation),
                     "committedAt": committed_at or "",
@@ -298,13 +300,13 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
             connection.executemany(sql, batch)
             between_batches()
 
-    write("DELETE FROM chunks WHERE id = ?", ((i,) for i in delta.remove_ids))
+    write("DELETE FROM chunks WHERE id = ?", ((_db_text(i),) for i in delta.remove_ids))
     write(
         "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms, counts) VALUES (?, ?, ?, ?, ?, ?)",
         (
             (
-                d.id,
-                d.metadata.get("file") if d.metadata.get("source") == "file" else None,
+                _db_text(d.id),
+                _db_text(d.metadata.get("file")) if d.metadata.get("source") == "file" else None,
                 d.content,
                 json.dumps(dict(d.metadata)),
                 *_encode_terms(delta.terms.get(d.id)),
@@ -313,28 +315,52 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
         ),
     )
     touched = [*delta.removed_files, *delta.symbol_files]
-    write("DELETE FROM symbols WHERE file = ?", ((f,) for f in touched))
+    write("DELETE FROM symbols WHERE file = ?", ((_db_text(f),) for f in touched))
     write(
         "INSERT INTO symbols (file, name, qualified, kind, start_line, end_line, container) VALUES (?,?,?,?,?,?,?)",
-        ((s.file, s.name, s.qualified_name, s.kind, s.start_line, s.end_line, s.container) for s in delta.symbols),
+        (
+            (_db_text(s.file), s.name, s.qualified_name, s.kind, s.start_line, s.end_line, s.container)
+            for s in delta.symbols
+        ),
     )
-    write("DELETE FROM files WHERE path = ?", ((f,) for f in delta.removed_files))
+    write("DELETE FROM files WHERE path = ?", ((_db_text(f),) for f in delta.removed_files))
     write(
         "DELETE FROM skipped_files WHERE path = ?",
-        ((f,) for f in {*delta.skipped, *delta.records, *delta.removed_files}),
+        ((_db_text(f),) for f in {*delta.skipped, *delta.records, *delta.removed_files}),
     )
     write(
         "INSERT INTO skipped_files (path, mtime_ns, size, inode, reason) VALUES (?, ?, ?, ?, ?)",
-        ((path, *s.stat_key, s.reason) for path, s in delta.skipped.items() if s is not None),
+        ((_db_text(path), *s.stat_key, s.reason) for path, s in delta.skipped.items() if s is not None),
     )
     write(
         "INSERT OR REPLACE INTO files (path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
-            (path, r.fingerprint, *(r.stat_key or (None, None, None)), r.decoded_chars, r.n_symbols)
+            (_db_text(path), r.fingerprint, *(r.stat_key or (None, None, None)), r.decoded_chars, r.n_symbols)
             for path, r in delta.records.items()
         ),
     )
+
+
+def _db_text(text: str | None) -> str | bytes | None:
+    """Text as SQLite takes it. A file name's undecodable bytes are lone surrogates in Python (`bad\\udcff.py`),
+    which sqlite3 cannot encode: such a string is stored as its bytes (a BLOB), and `_text` turns it back."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", _SURROGATES)
+    return text
+
+
+def _text(value: str | bytes) -> str:
+    """What `_db_text` stored, as the string it was given."""
+    return value.decode("utf-8", _SURROGATES) if isinstance(value, bytes) else value
+
+
+def _read_meta(connection: sqlite3.Connection) -> dict[str, str]:
+    return {key: _text(value) for key, value in connection.execute("SELECT key, value FROM meta")}
 
 
 def _encode_terms(terms: TermCounts | None) -> tuple[str | None, bytes | None]:
@@ -360,27 +386,29 @@ def _read_delta(connection: sqlite3.Connection) -> Delta:
     for chunk_id, file, content, metadata, terms, counts in connection.execute(
         "SELECT id, file, content, metadata, terms, counts FROM chunks ORDER BY rowid"
     ):
+        chunk_id = _text(chunk_id)
         delta.add.append(Document(chunk_id, content, json.loads(metadata)))
         if terms is not None and counts is not None:
             delta.terms[chunk_id] = _decode_terms(terms, counts)
         if file is not None:
-            chunk_ids.setdefault(file, []).append(chunk_id)
+            chunk_ids.setdefault(_text(file), []).append(chunk_id)
     for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(
         "SELECT path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols FROM files"
     ):
         stat_key = (mtime_ns, size, inode) if mtime_ns is not None else None
+        path = _text(path)
         delta.records[path] = FileRecord(fingerprint, stat_key, chunk_ids.get(path, []), decoded_chars, n_symbols)
     for file, name, qualified, kind, start_line, end_line, container in connection.execute(
         "SELECT file, name, qualified, kind, start_line, end_line, container FROM symbols"
     ):
-        delta.symbols.append(Symbol(name, qualified, kind, file, start_line, end_line, container))
+        delta.symbols.append(Symbol(name, qualified, kind, _text(file), start_line, end_line, container))
     delta.symbol_files = list(delta.records)
     return delta
 
 
 def _read_skipped(connection: sqlite3.Connection) -> dict[str, SkippedFile]:
     rows = connection.execute("SELECT path, mtime_ns, size, inode, reason FROM skipped_files")
-    return {path: SkippedFile((mtime_ns, size, inode), reason) for path, mtime_ns, size, inode, reason in rows}
+    return {_text(path): SkippedFile((mtime_ns, size, inode), reason) for path, mtime_ns, size, inode, reason in rows}
 
 
 def list_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
@@ -409,7 +437,7 @@ def remove_stale_stores(cache_dir: str | Path | None = None) -> list[StoreInfo]:
 
 
 def _digest(folder: str) -> str:
-    return hashlib.sha256(folder.encode()).hexdigest()[:_DIGEST_CHARS]
+    return hashlib.sha256(folder.encode("utf-8", _SURROGATES)).hexdigest()[:_DIGEST_CHARS]
 
 
 def _written_files(directory: Path) -> list[Path]:
@@ -452,7 +480,7 @@ def _legacy_folder(directory: Path) -> str | None:
             row = connection.execute("SELECT value FROM meta WHERE key = 'folder'").fetchone()
     except sqlite3.Error:
         return None
-    return row[0] if row and isinstance(row[0], str) else None
+    return _text(row[0]) if row and isinstance(row[0], (str, bytes)) else None
 
 
 def _info(directory: Path, folder: str) -> StoreInfo:
@@ -460,7 +488,7 @@ def _info(directory: Path, folder: str) -> StoreInfo:
     size = sum(_size(p) for p in _written_files(directory))
     try:
         with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as connection:
-            meta: dict[str, Any] = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            meta: dict[str, Any] = _read_meta(connection)
             files = connection.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     except sqlite3.Error:

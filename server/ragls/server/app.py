@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -29,8 +29,10 @@ from ragls.ingest.watch import FolderWatcher
 from ragls.rag.freshness import FreshnessQueue
 from ragls.rag.indexer import Cancelled
 from ragls.rag.service import RagService
+from ragls.server import envelope
 from ragls.server.folders import Folder, Folders, folder_key
 from ragls.server.progress import IndexProgress
+from ragls.server.protocol import bounded
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +67,53 @@ class RaglsProtocol(LanguageServerProtocol):
             return {"id": data.id, "jsonrpc": data.jsonrpc, "result": result}
         return super()._serialize_message(data)
 
+    def receive(self, body: bytes) -> None:
+        """One framed body from the client: handled, or answered with the error that says why it cannot be.
+
+        pygls's own reading would answer nothing for most bad messages and pop up "Error in server" instead.
+        """
+        try:
+            message = envelope.read(body)
+            if self._shutdown and "id" in message and message.get("method", types.EXIT) != types.EXIT:
+                raise envelope.Rejected(envelope.INVALID_REQUEST, "the server is shutting down", [message["id"]])
+            structured = self._structured(message)
+        except envelope.Rejected as rejected:
+            log.warning("rejected a message from the client: %s", rejected.message)
+            for answer in rejected.answers():
+                self._send_data(answer)
+            return
+        self.handle_message(structured)
+
+    def _structured(self, message: dict[str, Any]) -> Any:
+        """The message as pygls's types; params that cannot be read are rejected (a response fails its request)."""
+        if "method" not in message:
+            try:
+                return self.structure_message(message)
+            except Exception as exc:
+                error = types.ResponseError(code=envelope.INVALID_REQUEST, message=f"unreadable response: {exc}")
+                self._handle_response(message["id"], None, error)
+                raise envelope.Rejected(envelope.INVALID_REQUEST, "an unreadable response", []) from None
+        is_request = "id" in message
+        generic = JsonRPCRequestMessage if is_request else JsonRPCNotification
+        try:
+            return self._converter.structure(message, self.get_message_type(message["method"]) or generic)
+        except Exception as exc:
+            raise envelope.Rejected(
+                envelope.INVALID_PARAMS, envelope.unreadable(exc), [message["id"]] if is_request else []
+            ) from None
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: types.ResponseError | None = None) -> None:
+        """Errors go out without pygls's traceback in `data`, and with a message of bounded length."""
+        if error is not None:
+            data = None if error.code == JsonRpcInternalError.CODE else error.data
+            error = types.ResponseError(code=error.code, message=bounded(error.message), data=data)
+        super()._send_response(msg_id, result, error)
+
 
 class RaglsServer(LanguageServer):
     """Holds the open folders and runs their index work off the event loop."""
+
+    protocol: RaglsProtocol
 
     def __init__(self) -> None:
         # Documents are read from disk, never from the editor's buffers: ask for no change events.
@@ -267,7 +313,10 @@ class RaglsServer(LanguageServer):
             queue.close()
         self.stop_server_watchers()
         for folder in self.folders.all():
-            folder.service.close()
+            try:
+                folder.service.close()
+            except Exception:  # shutdown still answers, and the other folders still close
+                log.exception("closing the session of %s failed", folder.root)
         self.index_executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -9,6 +9,7 @@ from pygls.uris import to_fs_path
 
 from ragls.config import Settings
 from ragls.index.embedding import EmbeddingProvider
+from ragls.rag.checks import shown
 from ragls.rag.service import RagService
 from ragls.rag.sessions import SessionManager
 from ragls.server.protocol import invalid
@@ -32,7 +33,7 @@ def folder_key(uri: str) -> str:
 def uri_path(uri: str) -> Path:
     path = to_fs_path(uri)
     if not path:
-        raise invalid("folder", f"not a file URI: {uri!r}")
+        raise invalid("folder", f"not a file URI: {shown(uri)}")
     return Path(path).resolve()
 
 
@@ -79,7 +80,7 @@ class Folders:
         folder = self._folders.get(folder_key(folder_uri))
         if folder is None:
             known = ", ".join(f.uri for f in self._folders.values()) or "none"
-            raise invalid("folder", f"unknown workspace folder {folder_uri!r} (open folders: {known})")
+            raise invalid("folder", f"unknown workspace folder {shown(folder_uri)} (open folders: {known})")
         return [folder]
 
     def target(self, folder_uri: str | None) -> Folder:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from ragls.errors import InvalidArgument
 from ragls.rag.store import remove_stale_stores
@@ -20,6 +23,7 @@ from ragls.server.folders import Folder, uri_path
 from ragls.wire import document_info_to_wire, search_result_to_wire, status_to_wire
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 SYMBOL_CAP = 200
 
 
@@ -120,13 +124,16 @@ def _register_rag(server: RaglsServer) -> None:
         p = protocol.parse_add_document(params)
         await ls.until_ready()
         service = ls.folders.target(p.folder).service
-        return {"id": checked(lambda: service.add_document(p.content, p.metadata, p.id))}
+        # Off the event loop: the call returns once the document is saved, and saves wait for searches to pause.
+        return {"id": await asyncio.to_thread(checked, partial(service.add_document, p.content, p.metadata, p.id))}
 
     @server.feature(protocol.REMOVE_DOCUMENT)
     async def remove_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = protocol.parse_document_id(params)
         await ls.until_ready()
-        return {"removed": any(f.service.remove_document(p.id) for f in ls.folders.select(p.folder))}
+        folders = ls.folders.select(p.folder)
+        removed = await asyncio.to_thread(lambda: [f.service.remove_document(p.id) for f in folders])
+        return {"removed": any(removed)}
 
     @server.feature(protocol.GET_DOCUMENT)
     async def get_document(ls: RaglsServer, params: Any) -> dict[str, Any]:
@@ -255,7 +262,7 @@ def _register_workspace(server: RaglsServer) -> None:
             ranked = [
                 (key, symbol, folder)
                 for folder in ls.folders.all()
-                for key, symbol in folder.service.ranked_symbols(params.query, SYMBOL_CAP)
+                for key, symbol in checked(partial(folder.service.ranked_symbols, params.query, SYMBOL_CAP))
             ]
             ranked.sort(key=lambda item: item[0])
             return [symbol_to_wire(symbol, folder.root) for _, symbol, folder in ranked[:SYMBOL_CAP]]
@@ -280,8 +287,19 @@ def _register_workspace(server: RaglsServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: RaglsServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.paths_changed([uri_path(change.uri) for change in params.changes])
+        ls.paths_changed(_local_paths(change.uri for change in params.changes))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: RaglsServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.paths_changed([uri_path(params.text_document.uri)])
+        ls.paths_changed(_local_paths([params.text_document.uri]))
+
+
+def _local_paths(uris: Iterable[str]) -> list[Path]:
+    """The paths of file events; a URI that names no local file (`untitled:`, `http:`, garbage) is skipped."""
+    paths = []
+    for uri in uris:
+        try:
+            paths.append(uri_path(uri))
+        except (JsonRpcInvalidParams, ValueError, OSError):
+            log.debug("skipped an event for %s: not a local file", uri[:200])
+    return paths

@@ -1,4 +1,8 @@
-"""The wire contract's methods and their params, checked field by field so errors name the field."""
+"""The wire contract's methods and their params, checked field by field so errors name the field.
+
+Every string is bounded and must be valid Unicode (the limits are in `ragls.rag.checks`), and no
+error echoes a long value back.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,17 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ragls.rag.checks import (
+    MAX_CONTENT_CHARS,
+    MAX_ID_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SYMBOL_QUERY_CHARS,
+    MAX_URI_CHARS,
+    document_id_problem,
+    object_problem,
+    shown,
+    text_problem,
+)
 from ragls.rag.prompt import FORMATS
 from ragls.rag.service import MAX_TOP_K
 
@@ -27,6 +42,8 @@ COMMAND_CONTEXT_PROMPT = "ragls.contextPrompt"
 COMMAND_REINDEX = "ragls.reindex"
 COMMAND_STATUS = "ragls.status"
 COMMANDS = (COMMAND_SEARCH, COMMAND_CONTEXT_PROMPT, COMMAND_REINDEX, COMMAND_STATUS)
+# An error message is cut here: whatever a check put in it, a huge value never goes back on the wire.
+MAX_MESSAGE_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -67,7 +84,18 @@ class DocumentIdParams:
 
 def invalid(field: str, message: str) -> JsonRpcInvalidParams:
     """An InvalidParams error whose message starts with the field it is about."""
-    return JsonRpcInvalidParams(f"{field}: {message}")
+    return JsonRpcInvalidParams(bounded(f"{field}: {message}"))
+
+
+def bounded(message: str) -> str:
+    """A message cut to MAX_MESSAGE_CHARS."""
+    return message if len(message) <= MAX_MESSAGE_CHARS else f"{message[:MAX_MESSAGE_CHARS]}..."
+
+
+def require(field: str, problem: str | None) -> None:
+    """InvalidParams for what one of the checks in `ragls.rag.checks` found wrong with a field."""
+    if problem is not None:
+        raise invalid(field, problem)
 
 
 def as_object(params: Any) -> dict[str, Any]:
@@ -81,6 +109,30 @@ def as_object(params: Any) -> dict[str, Any]:
     return params
 
 
+def check_workspace_symbol(params: Any) -> None:
+    """workspace/symbol's params, before lsprotocol structures them: an object with a bounded `query`."""
+    if not isinstance(params, dict):
+        raise invalid("params", f"expected an object with a query, got {_json_type(params)}")
+    require("query", text_problem(params.get("query"), MAX_SYMBOL_QUERY_CHARS, allow_empty=True))
+
+
+def check_execute_command(params: Any) -> None:
+    """workspace/executeCommand's params: a `command` name and, when present, a list of `arguments`."""
+    if not isinstance(params, dict):
+        raise invalid("params", f"expected an object with a command, got {_json_type(params)}")
+    require("command", text_problem(params.get("command"), MAX_ID_CHARS))
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, list):
+        raise invalid("arguments", f"must be a list (the request's params object first), got {_json_type(arguments)}")
+
+
+# Checks of the raw params of standard methods, run before pygls structures them (and would answer nothing).
+RAW_PARAM_CHECKS = {
+    "workspace/symbol": check_workspace_symbol,
+    "workspace/executeCommand": check_execute_command,
+}
+
+
 def parse_search(params: Any) -> SearchParams:
     p = as_object(params)
     return SearchParams(_query(p), _top_k(p, 10), _filters(p), folder_of(p))
@@ -90,7 +142,7 @@ def parse_context_prompt(params: Any) -> ContextPromptParams:
     p = as_object(params)
     prompt_format = p.get("format", "fenced")
     if prompt_format not in FORMATS:
-        raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {prompt_format!r}")
+        raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {shown(prompt_format)}")
     return ContextPromptParams(_query(p), _top_k(p, 5), prompt_format, folder_of(p))
 
 
@@ -98,55 +150,60 @@ def parse_reindex(params: Any) -> ReindexParams:
     p = as_object(params)
     full = p.get("full", False)
     if not isinstance(full, bool):
-        raise invalid("full", f"must be true or false, got {full!r}")
+        raise invalid("full", f"must be true or false, got {shown(full)}")
     return ReindexParams(folder_of(p), full)
 
 
 def parse_add_document(params: Any) -> AddDocumentParams:
     p = as_object(params)
-    content = p.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise invalid("content", f"must be a non-empty string, got {content!r}")
+    content = _text(p, "content", MAX_CONTENT_CHARS)
     metadata = p.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise invalid("metadata", f"must be an object, got {metadata!r}")
+    require("metadata", object_problem(metadata))
     document_id = p.get("id")
-    if document_id is not None and (not isinstance(document_id, str) or not document_id):
-        raise invalid("id", f"must be a non-empty string, got {document_id!r}")
+    if document_id is not None:
+        require("id", document_id_problem(document_id))
     return AddDocumentParams(content, metadata, document_id, folder_of(p))
 
 
 def parse_document_id(params: Any) -> DocumentIdParams:
     p = as_object(params)
-    document_id = p.get("id")
-    if not isinstance(document_id, str) or not document_id:
-        raise invalid("id", f"must be a non-empty string, got {document_id!r}")
-    return DocumentIdParams(document_id, folder_of(p))
+    return DocumentIdParams(_text(p, "id", MAX_ID_CHARS), folder_of(p))
 
 
 def folder_of(p: Mapping[str, Any]) -> str | None:
-    folder = p.get("folder")
-    if folder is not None and (not isinstance(folder, str) or not folder):
-        raise invalid("folder", f"must be a workspace folder URI, got {folder!r}")
-    return folder
+    return None if p.get("folder") is None else _text(p, "folder", MAX_URI_CHARS)
 
 
 def _query(p: Mapping[str, Any]) -> str:
-    query = p.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise invalid("query", f"must be a non-empty string, got {query!r}")
-    return query
+    return _text(p, "query", MAX_QUERY_CHARS)
+
+
+def _text(p: Mapping[str, Any], field: str, max_chars: int) -> str:
+    """A non-blank string of at most `max_chars`, valid Unicode."""
+    value = p.get(field)
+    require(field, text_problem(value, max_chars))
+    assert isinstance(value, str)
+    return value
 
 
 def _top_k(p: Mapping[str, Any], default: int) -> int:
     top_k = p.get("topK", default)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise invalid("topK", f"must be an integer 1..{MAX_TOP_K}, got {top_k!r}")
+        raise invalid("topK", f"must be an integer 1..{MAX_TOP_K}, got {shown(top_k)}")
     return top_k
 
 
 def _filters(p: Mapping[str, Any]) -> Mapping[str, Any] | None:
     filters = p.get("filters")
     if filters is not None and not isinstance(filters, dict):
-        raise invalid("filters", f"must be an object of exact metadata values, got {filters!r}")
+        raise invalid("filters", f"must be an object of exact metadata values, got {shown(filters)}")
+    require("filters", object_problem(filters))
     return filters or None
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", str: "a string", list: "an array", dict: "an object"}
+    return names.get(type(value), "a number")

@@ -4,7 +4,8 @@ pygls reads stdin through its thread pool, so every message costs three handoffs
 thread and the event loop (the header, the blank line, the body). Reading the pipe with asyncio's
 own transport saved 0.25-0.3 ms a request (flask through the server, 2 cores: client p50 1.8-2.0
 -> 1.5-1.8 ms, where a search itself takes under 1 ms). Where stdin is not a pipe or a socket
-(a terminal, a file), pygls's reader is used as before.
+(a terminal, a file), pygls's reader is used as before. Either way each body goes to
+`RaglsProtocol.receive`, which answers what pygls's own loop would have dropped (see `envelope.py`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import os
 import re
 import stat
 import sys
-import threading
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, BinaryIO
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
-from pygls.lsp.server import LanguageServer
+from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+if TYPE_CHECKING:
+    from ragls.server.app import RaglsServer
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,7 @@ SKIPPED_LINE = b"X-Ragls-Skipped: an over-long line\r\n"
 # A header glued to the end of garbage (a body with no newline, then the next message) starts the next message.
 _TRAILING_LENGTH = re.compile(rb"Content-Length: \d+\r\n\Z")
 _TAIL_BYTES = 64
+_CONTENT_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
 
 
 class PipeReader:
@@ -84,7 +88,7 @@ def _resynced(line: bytes) -> bytes:
     return match.group(0) if match else line
 
 
-def serve_stdio(server: LanguageServer) -> None:
+def serve_stdio(server: RaglsServer) -> None:
     """What pygls's `start_io` does, with the pipe read on the loop: run until `exit` or end of input."""
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
@@ -97,7 +101,7 @@ def serve_stdio(server: LanguageServer) -> None:
         server.shutdown()
 
 
-async def _read_messages(server: LanguageServer, stdin: BinaryIO) -> None:
+async def _read_messages(server: RaglsServer, stdin: BinaryIO) -> None:
     reader: PipeReader | StdinAsyncReader
     if _is_pipe(stdin):
         stream = asyncio.StreamReader(limit=MAX_LINE_BYTES)
@@ -106,13 +110,27 @@ async def _read_messages(server: LanguageServer, stdin: BinaryIO) -> None:
         reader = PipeReader(stream)
     else:
         reader = StdinAsyncReader(stdin, server.thread_pool)
-    await run_async(
-        stop_event=threading.Event(),
-        reader=reader,
-        protocol=server.protocol,
-        logger=log,
-        error_handler=server.report_server_error,
-    )
+    await read_bodies(reader, server.protocol.receive)
+
+
+async def read_bodies(reader: PipeReader | StdinAsyncReader, receive: Callable[[bytes], None]) -> None:
+    """pygls's framing (header lines up to a blank one, then Content-Length bytes) until input ends.
+
+    A body that `receive` fails on is logged, and the next one is read: one message never ends the server.
+    """
+    content_length = 0
+    while header := await reader.readline():
+        if not content_length and (match := _CONTENT_LENGTH.fullmatch(header)):
+            content_length = int(match.group(1))
+        if content_length and not header.strip():
+            body = await reader.readexactly(content_length)
+            content_length = 0
+            if not body:
+                return
+            try:
+                receive(body)
+            except Exception:
+                log.exception("handling a message failed")
 
 
 def _is_pipe(stream: BinaryIO) -> bool:
