@@ -1,115 +1,43 @@
-"""Git's ignore semantics for nested `.gitignore` and `.tnsignore` files, plus the default skip lists."""
+"""Git's ignore semantics for nested `.gitignore` and `.tnsignore` files and `.git/info/exclude`, read as git reads
+them (`patterns.py`); the default skip lists are in `skips.py`."""
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
-from ragls.errors import ConfigError
-from ragls.ingest.reader import SkippedOpen, read_regular_file
+from ragls.ingest.patterns import Pattern, compile_line, ignore_file_lines, is_pattern_line, path_bytes
+from ragls.ingest.reader import SkippedOpen, read_regular_prefix
+from ragls.ingest.skips import default_skip_reason, skipped_anywhere
 
 IGNORE_FILE_NAMES = (".gitignore", ".tnsignore")
+GIT_EXCLUDE_FILE = ".git/info/exclude"
+# The seeds' caps. Git has none, so past them the rest of that one file is not applied and the user is told.
 MAX_IGNORE_FILE_BYTES = 64 * 1024
 MAX_IGNORE_PATTERNS = 1024
-
-SKIPPED_DIRECTORY_NAMES = frozenset(
-    {
-        ".aws",
-        ".git",
-        ".gnupg",
-        ".gradle",
-        ".hg",
-        ".idea",
-        ".kube",
-        ".next",
-        ".ssh",
-        ".svn",
-        ".vscode",
-        "__pycache__",
-        "build",
-        "coverage",
-        "dist",
-        "node_modules",
-        "out",
-        "target",
-        "vendor",
-        ".venv",
-        "venv",
-        "site-packages",
-        ".tox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-    }
-)
-# These also match as any component of a path, e.g. a watch event deep under node_modules.
-SKIPPED_ANYWHERE = frozenset({".aws", ".git", ".gnupg", ".hg", ".kube", ".ssh", ".svn", "node_modules", "vendor"})
-SECRET_FILE_NAMES = frozenset(
-    {".env", ".git-credentials", ".netrc", ".npmrc", ".pypirc", "id_dsa", "id_ecdsa", "id_ed25519", "id_rsa"}
-)
-SECRET_FILE_PATTERNS = (".env.*",)
-GENERATED_FILE_NAMES = frozenset(
-    {
-        "package-lock.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "poetry.lock",
-        "cargo.lock",
-        "composer.lock",
-        "gemfile.lock",
-        "uv.lock",
-        "pipfile.lock",
-        "npm-shrinkwrap.json",
-    }
-)
-GENERATED_FILE_PATTERNS = ("*.min.js", "*.min.css", "*.map", "*.min.mjs", "*.bundle.js")
-# Editor lock and swap files that appear and vanish while a user types.
-EDITOR_TEMP_PATTERNS = (".#*", "*.swp", "*.swo", "*.swx", "*~", "4913", "#*#")
+# A `.git` file (a worktree or submodule checkout) names its git directory in its first line.
+_MAX_GITDIR_FILE_BYTES = 4096
 
 
-def _one_pattern(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """Shell patterns as one compiled regex: the walk tests every file name against them."""
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+@dataclass(frozen=True)
+class IgnoreSource:
+    """The ignore-file line that decided a path: the file (relative to the folder), its line number, the pattern."""
 
+    file: str
+    line: int
+    pattern: str
 
-_SECRET = _one_pattern(SECRET_FILE_PATTERNS)
-_GENERATED = _one_pattern(GENERATED_FILE_PATTERNS)
-_EDITOR_TEMP = _one_pattern(EDITOR_TEMP_PATTERNS)
-
-
-def default_skip_reason(name: str, is_dir: bool) -> str | None:
-    """Why a file or directory name is skipped by default, or None when it is not."""
-    lowered = name.lower()
-    if is_dir:
-        return "ignored" if lowered in SKIPPED_DIRECTORY_NAMES else None
-    if lowered in SECRET_FILE_NAMES or _SECRET.match(lowered):
-        return "secret"
-    if lowered in GENERATED_FILE_NAMES or _GENERATED.match(lowered):
-        return "generated"
-    if is_editor_temp_file(name):
-        return "editorTemp"
-    return None
-
-
-def is_editor_temp_file(name: str) -> bool:
-    """Lock and swap files editors write next to the file being edited."""
-    return _EDITOR_TEMP.match(name) is not None
-
-
-def skipped_anywhere(rel_path: str) -> bool:
-    """True when a path runs through a directory that is never indexed at any depth."""
-    return any(part.lower() in SKIPPED_ANYWHERE for part in rel_path.split("/")[:-1])
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} {self.pattern}"
 
 
 @dataclass(frozen=True)
 class _DirectoryRules:
     directory: str
-    spec: pathspec.GitIgnoreSpec
+    patterns: tuple[Pattern, ...]
 
 
 class IgnoreRules:
@@ -118,10 +46,16 @@ class IgnoreRules:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._by_directory: dict[str, _DirectoryRules | None] = {}
+        self._warnings: dict[str, str] = {}
 
     def forget(self, directory: str) -> None:
         """Drop the cached rules of a directory whose ignore file changed."""
         self._by_directory.pop(directory, None)
+
+    def take_warnings(self) -> list[str]:
+        """What the user should hear about the ignore files loaded since the last call (one cut short at a cap)."""
+        warnings, self._warnings = list(self._warnings.values()), {}
+        return warnings
 
     def rules_for(self, directory: str) -> _DirectoryRules | None:
         """The compiled rules of one directory ('' is the root), or None when it has no ignore file."""
@@ -138,17 +72,33 @@ class IgnoreRules:
             if rules is None:
                 continue
             relative = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            verdict = _own_verdict(rules.spec, relative)
+            verdict = _own_verdict(rules.patterns, relative)
             if verdict is not None:
                 return bool(verdict)
         return False
+
+    def ignored_by(self, rel_path: str, is_dir: bool) -> IgnoreSource | None:
+        """The line that ignores a path whose ancestors are kept (as `git check-ignore -v` says), or None.
+
+        For messages only: it re-reads the ignore files and matches their lines one by one.
+        """
+        parts = rel_path.split("/")
+        for depth in range(len(parts) - 1, -1, -1):
+            directory = "/".join(parts[:depth])
+            if self.rules_for(directory) is None:
+                continue
+            relative = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            decided = _deciding_line(self.root, directory, relative)
+            if decided is not None:
+                return decided[0] if decided[1] else None
+        return None
 
     def skip_reason(self, rel_path: str, is_dir: bool) -> str | None:
         """Why a path (not its ancestors) is not indexed, or None."""
         name = rel_path.rsplit("/", 1)[-1]
         if not is_dir and name in IGNORE_FILE_NAMES:
             return "ignoreFile"
-        reason = default_skip_reason(name, is_dir)
+        reason = default_skip_reason(rel_path, is_dir)
         if reason is not None:
             return reason
         return "ignored" if self.is_ignored(rel_path, is_dir) else None
@@ -165,79 +115,121 @@ class IgnoreRules:
         return self.skip_reason(rel_path, is_dir=False)
 
     def _load(self, directory: str) -> _DirectoryRules | None:
-        lines: list[str] = []
-        base = self.root / directory if directory else self.root
-        for name in IGNORE_FILE_NAMES:
-            lines.extend(_read_ignore_file(base / name, f"{directory}/{name}".lstrip("/")))
-        if not lines:
-            return None
-        try:
-            spec = pathspec.GitIgnoreSpec.from_lines(_dirs_below(line) for line in lines)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"invalid ignore pattern in {directory or '.'}/: {exc}") from exc
-        return _DirectoryRules(directory, spec)
+        patterns: list[Pattern] = []
+        for path, display in ignore_sources(self.root, directory):
+            lines, warning = _read_capped(path, display)
+            if warning is not None:
+                self._warnings[display] = warning
+            patterns.extend(p for p in map(compile_line, lines) if p is not None)
+        return _DirectoryRules(directory, tuple(patterns)) if patterns else None
 
 
-def _dirs_below(line: str) -> str:
-    """`src/**/` names the directories below `src`, but pathspec reads it as `src/`: spell it `src/**/*/`."""
-    stripped = line.rstrip(" ")
-    if stripped.endswith("/**/") and stripped[:-4].strip("!*/"):
-        return stripped + "*/"
-    return line
+def ignore_sources(root: Path, directory: str) -> list[tuple[Path, str]]:
+    """The ignore files that govern one directory, lowest precedence first, with the names shown to the user:
+    `.git/info/exclude` (the root only, below its `.gitignore` as in git), then `.gitignore` and `.tnsignore`."""
+    base = root / directory if directory else root
+    sources = [(base / name, f"{directory}/{name}".lstrip("/")) for name in IGNORE_FILE_NAMES]
+    git_dir = None if directory else _git_directory(root)
+    if git_dir is not None:
+        sources.insert(0, (git_dir / "info" / "exclude", GIT_EXCLUDE_FILE))
+    return sources
+
+
+def _git_directory(root: Path) -> Path | None:
+    """The folder's git directory: `.git` itself, or the one a `.git` file names (`gitdir: ...`), whose shared
+    part (where `info/exclude` is) a linked worktree names in its `commondir` file."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    named = _first_line(dot_git)
+    if named is None or not named.startswith("gitdir:"):
+        return None
+    git_dir = root / named.removeprefix("gitdir:").strip()
+    common = _first_line(git_dir / "commondir")
+    return git_dir / common if common else git_dir
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        data, _ = read_regular_prefix(path, _MAX_GITDIR_FILE_BYTES)
+    except (SkippedOpen, OSError):
+        return None
+    lines = data.decode("utf-8", errors="surrogateescape").splitlines()
+    return lines[0].strip() if lines else None
 
 
 # The regex group pathspec puts where a pattern matched a directory (`foo/...`, or `foo/` itself).
 _DIR_MARK = "ps_d"
 
 
-def _own_verdict(spec: pathspec.GitIgnoreSpec, relative: str) -> bool | None:
+def _own_verdict(patterns: Sequence[Pattern], relative: str) -> bool | None:
     """The last pattern that matches `relative` itself decides (git's rule for a path whose ancestors are kept).
 
-    `spec.check_file` is not used: it ranks a match through a directory below a plain match, so after `*`,
+    pathspec's `check_file` is not used: it ranks a match through a directory below a plain match, so after `*`,
     `!*/` (or `!src`) could never re-include the directory `src/` that it names; and it lets `src/**`
     match the directory `src/` itself, so `src/**` + `!src/keep.txt` lost `src/keep.txt`.
     """
     verdict: bool | None = None
-    for pattern in spec.patterns:
-        if pattern.include is None or pattern.regex is None:
+    path = path_bytes(relative)
+    for pattern in patterns:
+        match = pattern.regex.search(path)
+        if match is None:
             continue
-        result = pattern.match_file(relative)
-        if result is None:
-            continue
-        if result.match.groupdict().get(_DIR_MARK) is not None:
+        if match.groupdict().get(_DIR_MARK) is not None:
             # A directory mark short of the end is a match through an ancestor, which the walk already kept;
             # the pattern may still match the path itself further on (`*/` against `a/b/`).
-            if _at_end(pattern.regex).search(relative) is None:
+            if _at_end(pattern.regex).search(path) is None:
                 continue
-        elif relative.endswith("/") and pattern.regex.search(relative[:-1]) is None:
+        elif path.endswith(b"/") and pattern.regex.search(path[:-1]) is None:
             continue  # `src/**` matched only the slash marking `src/` a directory: it names what is below
         verdict = pattern.include
     return verdict
 
 
 @functools.lru_cache(maxsize=4096)
-def _at_end(regex: re.Pattern[str]) -> re.Pattern[str]:
+def _at_end(regex: re.Pattern[bytes]) -> re.Pattern[bytes]:
     """A pattern's regex that must match up to the end of the path: a match of the path itself."""
-    return re.compile(f"(?:{regex.pattern})\\Z", regex.flags)
+    return re.compile(b"(?:" + regex.pattern + b")\\Z", regex.flags)
 
 
-def _read_ignore_file(path: Path, display: str) -> list[str]:
-    """Its lines; a symlink or special file is not read, as the walk would not index it either."""
+def _deciding_line(root: Path, directory: str, relative: str) -> tuple[IgnoreSource, bool] | None:
+    """The last line of a directory's ignore files that matches `relative`, and whether it ignores it.
+
+    Each line is matched on its own, as `_own_verdict` matches each pattern on its own.
+    """
+    decided = None
+    for path, display in ignore_sources(root, directory):
+        for number, line in enumerate(_read_capped(path, display)[0], start=1):
+            pattern = compile_line(line)
+            verdict = None if pattern is None else _own_verdict((pattern,), relative)
+            if verdict is not None:
+                decided = (IgnoreSource(display, number, line.strip()), verdict)
+    return decided
+
+
+def _read_capped(path: Path, display: str) -> tuple[list[str], str | None]:
+    """An ignore file's lines (as `ignore_file_lines` gives them) up to the caps, and, when the caps cut it short, a
+    warning that says where. A symlink or special file is not read, as the walk would not index it either."""
     try:
-        data = read_regular_file(path, MAX_IGNORE_FILE_BYTES)
-    except SkippedOpen as skipped:
-        if skipped.reason == "tooLarge":
-            raise ConfigError(
-                f"{display} is {skipped.size:,} bytes, over the limit of {MAX_IGNORE_FILE_BYTES:,} (64 KiB); shorten it"
-            ) from None
-        return []
-    except OSError:
-        return []
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    n_patterns = sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
-    if n_patterns > MAX_IGNORE_PATTERNS:
-        raise ConfigError(
-            f"{display} has {n_patterns:,} patterns, over the limit of {MAX_IGNORE_PATTERNS:,}; "
-            "merge or remove patterns"
+        data, size = read_regular_prefix(path, MAX_IGNORE_FILE_BYTES)
+    except (SkippedOpen, OSError):
+        return [], None
+    warning = None
+    if size > MAX_IGNORE_FILE_BYTES:
+        data = data[: data.rfind(b"\n") + 1]  # whole lines only
+        n_kept = data.count(b"\n")
+        warning = (
+            f"{display} is {size:,} bytes, over the limit of {MAX_IGNORE_FILE_BYTES:,} (64 KiB): its patterns after "
+            f"line {n_kept:,} are not applied, so files they would ignore are indexed; shorten it"
         )
-    return lines
+    lines = ignore_file_lines(data)
+    n_patterns = 0
+    for line_index, line in enumerate(lines):
+        n_patterns += is_pattern_line(line)
+        if n_patterns > MAX_IGNORE_PATTERNS:
+            warning = (
+                f"{display} has more than {MAX_IGNORE_PATTERNS:,} patterns: those from line {line_index + 1:,} on "
+                "are not applied, so files they would ignore are indexed; merge or remove patterns"
+            )
+            return lines[:line_index], warning
+    return lines, warning

@@ -75,6 +75,20 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     return data
 
 
+def read_regular_prefix(path: str | Path, max_bytes: int) -> tuple[bytes, int]:
+    """At most `max_bytes` of a regular file, and its size: for a file used up to a cap (an ignore file).
+
+    Checked on the opened descriptor as `read_regular_file` is; raises SkippedOpen for a symlink or a special file,
+    and OSError when unreadable.
+    """
+    with _open_no_follow(path) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SkippedOpen("special")
+        data = handle.read(max_bytes + 1)
+    return data[:max_bytes], max(info.st_size, len(data))
+
+
 def read_file(
     path: Path, rel_path: str, limits: Limits, shape: ChunkShape, previous_fingerprint: str | None
 ) -> ReadOutcome:

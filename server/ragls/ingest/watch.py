@@ -10,7 +10,8 @@ from pathlib import Path
 import watchfiles
 
 from ragls.config import Limits
-from ragls.ingest.ignore import IGNORE_FILE_NAMES, IgnoreRules, is_editor_temp_file
+from ragls.ingest.ignore import IGNORE_FILE_NAMES, IgnoreRules
+from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import walk
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The walk: default skips, secrets, generated files, symlinks, limits, bad ignore files and subtree walks."""
+"""The walk: default skips, secrets, generated files, symlinks, limits, capped ignore files and subtree walks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragls.config import Limits
-from ragls.errors import ConfigError, LimitExceeded, SourceError
+from ragls.errors import LimitExceeded, SourceError
+from ragls.ingest.ignore import IgnoreRules
 from ragls.ingest.walk import walk
 
 
@@ -138,23 +139,44 @@ def test_limits(tmp_path: Path, case: str) -> None:
     assert caught.value.setting == SETTINGS[breached]
 
 
-BAD_IGNORE_CASES: dict[str, tuple[dict[str, str], str]] = {
-    "gitignore-too-large": ({".gitignore": "# " + "x" * (64 * 1024) + "\n"}, ".gitignore"),
-    "nested-tnsignore-too-large": ({"sub/.tnsignore": "a\n" * (33 * 1024), "sub/x.py": ""}, "sub/.tnsignore"),
-    "too-many-patterns": ({".gitignore": "".join(f"p{i}\n" for i in range(1025))}, ".gitignore"),
+# Past a cap the rest of that one file is not applied, with a warning naming the file and the line: never a failed run.
+CAPPED_IGNORE_CASES: dict[str, tuple[dict[str, str], list[str], str]] = {
+    "gitignore-too-large": (
+        {".gitignore": "a.log\n# " + "x" * (64 * 1024) + "\nb.log\n", "a.log": "", "b.log": ""},
+        ["b.log", "kept.py"],
+        ".gitignore is 65,551 bytes, over the limit of 65,536 (64 KiB): its patterns after line 1 are not applied",
+    ),
+    "nested-tnsignore-too-large": (
+        {
+            "sub/.tnsignore": "# " + "x" * 40_000 + "\n*.py\n# " + "y" * 40_000 + "\n*.md\n",
+            "sub/x.py": "",
+            "sub/x.md": "",
+        },
+        ["kept.py", "sub/x.md"],
+        "sub/.tnsignore is 80,016 bytes, over the limit of 65,536 (64 KiB): its patterns after line 2 are not applied",
+    ),
+    "too-many-patterns": (
+        {".gitignore": "".join(f"p{i}\n" for i in range(1025)), "p0": "", "p1024": ""},
+        ["kept.py", "p1024"],
+        ".gitignore has more than 1,024 patterns: those from line 1,025 on are not applied",
+    ),
     "nested-too-many-patterns": (
-        {"a/b/.tnsignore": "".join(f"p{i}\n" for i in range(1025)), "a/b/x.py": ""},
-        "a/b/.tnsignore",
+        {"a/b/.tnsignore": "# c\n\n" + "".join(f"p{i}\n" for i in range(1030)), "a/b/p1": "", "a/b/p1029": ""},
+        ["a/b/p1029", "kept.py"],
+        "a/b/.tnsignore has more than 1,024 patterns: those from line 1,027 on are not applied",
     ),
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD_IGNORE_CASES))
-def test_bad_ignore_file_is_a_config_error_naming_it(tmp_path: Path, case: str) -> None:
-    tree, name = BAD_IGNORE_CASES[case]
+@pytest.mark.parametrize("case", sorted(CAPPED_IGNORE_CASES))
+def test_an_ignore_file_over_a_cap_is_cut_short_with_a_warning(tmp_path: Path, case: str) -> None:
+    tree, files, warning = CAPPED_IGNORE_CASES[case]
     _write(tmp_path, {"kept.py": "", **tree})
-    with pytest.raises(ConfigError, match=name.replace(".", r"\.")):
-        walk(tmp_path, Limits())
+    rules = IgnoreRules(tmp_path)
+    assert walk(tmp_path, Limits(), rules).files == files
+    warnings = rules.take_warnings()
+    assert len(warnings) == 1 and warnings[0].startswith(warning), warnings
+    assert warnings[0].endswith(("shorten it", "merge or remove patterns"))
 
 
 OK_IGNORE_CASES: dict[str, dict[str, str]] = {
@@ -171,6 +193,9 @@ OK_IGNORE_CASES: dict[str, dict[str, str]] = {
 @pytest.mark.parametrize("case", sorted(OK_IGNORE_CASES))
 def test_ignore_files_within_limits_are_fine(tmp_path: Path, case: str) -> None:
     check(tmp_path, {"kept.py": "", **OK_IGNORE_CASES[case]}, ["kept.py"])
+    rules = IgnoreRules(tmp_path)
+    walk(tmp_path, Limits(), rules)
+    assert rules.take_warnings() == []
 
 
 def test_missing_path_is_a_source_error(tmp_path: Path) -> None:
