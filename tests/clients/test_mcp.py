@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -12,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, Tool
 
 from ragls.config import Limits, Settings
 from ragls.mcp.app import create_mcp_server
@@ -24,7 +26,7 @@ from ragls.mcp.session import FolderSession
 from tests.sample_workspace import write_tree
 
 CITATION = re.compile(r"^[\w./-]+:\d+-\d+$")
-TOOLS = {"search_code", "context_prompt", "index_status", "reindex"}
+TOOLS = {"search_code", "context_prompt", "find_symbols", "read_lines", "index_status", "reindex"}
 
 
 MCP_COMMAND = (sys.executable, "-m", "ragls", "mcp")
@@ -33,7 +35,9 @@ MCP_COMMAND = (sys.executable, "-m", "ragls", "mcp")
 @asynccontextmanager
 async def mcp_session(root: Path) -> AsyncIterator[ClientSession]:
     command, *args = MCP_COMMAND
-    params = StdioServerParameters(command=command, args=[*args, str(root)])
+    # The SDK passes a server only HOME, PATH and a few more: the tests' cache and a lexical index are explicit.
+    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "RAGLS_EMBEDDING": "none"}
+    params = StdioServerParameters(command=command, args=[*args, str(root)], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -101,12 +105,16 @@ async def test_status_and_reindex(workspace: Path) -> None:
 BAD_INPUT = [
     ("search_code", {"query": ""}, "query must be a non-empty string, got ''"),
     ("search_code", {"query": "   "}, "query must be a non-empty string"),
-    ("search_code", {"query": "token", "top_k": 0}, "topK must be 1..100, got 0"),
-    ("search_code", {"query": "token", "top_k": 101}, "topK must be 1..100, got 101"),
+    ("search_code", {"query": "token", "top_k": 0}, "top_k must be 1..100, got 0"),
+    ("search_code", {"query": "token", "top_k": 101}, "top_k must be 1..100, got 101"),
     ("search_code", {"query": "token", "filters": "python"}, "filters"),
     ("context_prompt", {"query": "token", "format": "yaml"}, "format must be one of fenced, plain, got 'yaml'"),
     ("context_prompt", {"query": ""}, "query must be a non-empty string"),
-    ("context_prompt", {"query": "token", "top_k": -3}, "topK must be 1..100, got -3"),
+    ("context_prompt", {"query": "token", "top_k": -3}, "top_k must be 1..100, got -3"),
+    ("find_symbols", {"query": "x", "limit": 0}, "limit must be 1..200, got 0"),
+    ("find_symbols", {"query": "x" * 300}, "query must be at most 256 characters, got 300"),
+    ("read_lines", {"path": "src/db/pool.py", "start_line": 0}, "start_line must be a line number from 1, got 0"),
+    ("read_lines", {"path": "src/db/pool.py", "start_line": 5, "end_line": 2}, "end_line must be a line number"),
 ]
 
 
@@ -119,9 +127,137 @@ async def test_bad_input_is_a_tool_error_with_the_engines_message(workspace: Pat
             assert result.is_error, (tool, arguments)
             assert message in text(result), (tool, arguments, text(result))
             assert "Traceback" not in text(result)
+            assert "topK" not in text(result)  # the tools' parameters are snake_case, and so are their errors
         status = await call(session, "index_status")
         assert status.structured_content is not None
         assert (status.structured_content["state"], status.structured_content["error"]) == ("idle", None)
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
+async def test_input_schemas_carry_their_bounds(workspace: Path) -> None:
+    async with mcp_session(workspace) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert bounds(tools["search_code"], "top_k") == (1, 100, None)
+    assert bounds(tools["context_prompt"], "top_k") == (1, 100, None)
+    assert bounds(tools["context_prompt"], "format") == (None, None, ["fenced", "plain"])
+    assert bounds(tools["find_symbols"], "limit") == (1, 200, None)
+    assert bounds(tools["read_lines"], "start_line") == (1, None, None)
+    assert bounds(tools["read_lines"], "end_line") == (1, None, None)
+    assert tools["search_code"].input_schema["properties"]["query"]["maxLength"] == 4096
+    assert tools["find_symbols"].input_schema["properties"]["query"]["maxLength"] == 256
+
+
+def bounds(tool: Tool, parameter: str) -> tuple[Any, Any, Any]:
+    schema = tool.input_schema["properties"][parameter]
+    return schema.get("minimum"), schema.get("maximum"), schema.get("enum")
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
+async def test_every_tool_declares_the_structured_content_it_returns(workspace: Path) -> None:
+    calls = [
+        ("search_code", {"query": "validate bearer token", "top_k": 3}),
+        ("context_prompt", {"query": "connection pool"}),
+        ("find_symbols", {"query": "check"}),
+        ("read_lines", {"path": "src/auth/middleware.py", "start_line": 4, "end_line": 9}),
+        ("index_status", {}),
+        ("reindex", {}),
+    ]
+    async with mcp_session(workspace) as session:
+        schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
+        assert all(schemas.values()), schemas
+        for tool, arguments in calls:
+            result = await call(session, tool, arguments)
+            assert not result.is_error, (tool, text(result))
+            jsonschema.validate(result.structured_content, schemas[tool])
+    assert set(schemas) == {tool for tool, _ in calls}
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
+async def test_find_symbols_by_name_then_read_around_the_definition(workspace: Path) -> None:
+    async with mcp_session(workspace) as session:
+        found = await call(session, "find_symbols", {"query": "check", "limit": 5})
+        assert not found.is_error, text(found)
+        assert found.structured_content is not None and found.structured_content["complete"] is True
+        check = found.structured_content["symbols"][0]
+        assert (check["name"], check["kind"], check["container"]) == (
+            "AuthMiddleware.check",
+            "method",
+            "AuthMiddleware",
+        )
+        assert check["citation"] == f"src/auth/middleware.py:{check['startLine']}-{check['endLine']}"
+        assert f"AuthMiddleware.check  method  {check['citation']}" in text(found).splitlines()
+
+        around = await call(
+            session,
+            "read_lines",
+            {"path": check["file"], "start_line": check["startLine"] - 1, "end_line": check["endLine"] + 1},
+        )
+        assert not around.is_error, text(around)
+        lines = (workspace / "src/auth/middleware.py").read_text(encoding="utf-8").splitlines()
+        data = around.structured_content
+        assert data is not None
+        first, last = check["startLine"] - 1, check["endLine"] + 1
+        assert (data["startLine"], data["endLine"], data["totalLines"]) == (first, last, len(lines))
+        assert data["text"] == "\n".join(lines[first - 1 : last])
+        assert data["truncated"] is False and data["nextStartLine"] == last + 1
+        shown = text(around).splitlines()
+        assert shown[0] == f"src/auth/middleware.py:{first}-{last} (of {len(lines)} lines)"
+        assert shown[2].split(maxsplit=1) == [str(check["startLine"]), lines[check["startLine"] - 1].strip()]
+
+        none = await call(session, "find_symbols", {"query": "zzzqqq"})
+        assert none.structured_content == {"symbols": [], "complete": True}
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
+async def test_read_lines_clips_the_end_and_cuts_long_output(workspace: Path) -> None:
+    wide = "\n".join(f"WIDE_{n} = '{'x' * 1500}'" for n in range(1, 61)) + "\n"
+    (workspace / "src" / "wide.py").write_text(wide, encoding="utf-8")
+    async with mcp_session(workspace) as session:
+        tail = await call(session, "read_lines", {"path": "src/db/pool.py", "start_line": 4, "end_line": 300})
+        assert tail.structured_content is not None
+        assert (tail.structured_content["endLine"], tail.structured_content["nextStartLine"]) == (6, None)
+        cut = await call(session, "read_lines", {"path": "src/wide.py", "end_line": 60})
+        data = cut.structured_content
+        assert data is not None and data["truncated"] is True
+        assert data["endLine"] < 60 and len(data["text"]) <= 64_000
+        assert data["nextStartLine"] == data["endLine"] + 1
+        assert text(cut).endswith(f"go on with start_line={data['endLine'] + 1})")
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
+async def test_read_lines_reads_only_indexed_files_inside_the_folder(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("LAUNCH_CODE = 'swordfish'\n", encoding="utf-8")
+    (workspace / "src" / "link.py").symlink_to(outside / "secret.py")
+    (workspace / "linked").symlink_to(outside, target_is_directory=True)
+    refused = [
+        ({"path": "../outside/secret.py"}, "path must be inside the folder"),
+        ({"path": str(outside / "secret.py")}, "path must be inside the folder"),
+        ({"path": (outside / "secret.py").as_uri()}, "path must be inside the folder"),
+        ({"path": "src/link.py"}, "path src/link.py is a symbolic link"),
+        ({"path": "linked/secret.py"}, "path linked/secret.py goes through linked, which is a symbolic link"),
+        ({"path": "secret_notes.txt"}, "path secret_notes.txt is not a file of the index"),
+        ({"path": "src/missing.py"}, "path src/missing.py is not a file of the index"),
+        ({"path": "src"}, "path src is not a file of the index"),
+        ({"path": "."}, "path must name a file of the folder"),
+        ({"path": "src/db/pool.py", "start_line": 1, "end_line": 100_000}, "may span at most 400 lines, got 100,000"),
+        ({"path": "src/db/pool.py", "start_line": 50}, "start_line must be at most 6, the last line of src/db/pool.py"),
+    ]
+    async with mcp_session(workspace) as session:
+        for arguments, message in refused:
+            result = await call(session, "read_lines", arguments)
+            assert result.is_error, arguments
+            assert message in text(result), (arguments, text(result))
+            assert "swordfish" not in text(result)
+        inside = await call(session, "read_lines", {"path": (workspace / "src/db/pool.py").as_uri(), "end_line": 1})
+        assert not inside.is_error and inside.structured_content is not None
+        assert inside.structured_content["text"] == "class ConnectionPool:"
 
 
 @pytest.mark.asyncio

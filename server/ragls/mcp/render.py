@@ -1,6 +1,7 @@
 """Engine values as MCP tool output: text for the model with `file:start-end` citations, and plain data.
 
-The data is the protocol's RagResult and FolderStatus (`ragls.wire`), plus a `citation` per result.
+The data is the protocol's RagResult and FolderStatus (`ragls.wire`), plus a `citation` per result; its
+types, which the tools publish as their output schemas, are in `schemas.py`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ragls.model import IndexStatus, SearchResult
+from ragls.mcp.files import MAX_CHARS, FileLines
+from ragls.mcp.schemas import FolderStatus, LinesOutput, RagResult, SymbolHit
+from ragls.model import IndexStatus, SearchResult, Symbol
 from ragls.wire import search_result_to_wire, status_to_wire
 
 PREVIEW_LINES = 40
@@ -25,9 +28,9 @@ def citation(result: SearchResult) -> str:
     return f"document:{result.document.id}"
 
 
-def result_data(result: SearchResult, root: Path) -> dict[str, Any]:
+def result_data(result: SearchResult, root: Path) -> RagResult:
     """A RagResult (id, score, content, metadata, uri/range for files) with its citation."""
-    return {"citation": citation(result), **search_result_to_wire(result, root)}
+    return cast(RagResult, {"citation": citation(result), **search_result_to_wire(result, root)})
 
 
 def results_text(query: str, results: list[SearchResult], complete: bool) -> str:
@@ -56,9 +59,9 @@ def sources_text(results: list[SearchResult]) -> str:
     return "Sources:\n" + "\n".join(f"- {citation(result)}" for result in results)
 
 
-def status_data(status: IndexStatus, root: Path) -> dict[str, Any]:
+def status_data(status: IndexStatus, root: Path) -> FolderStatus:
     """A FolderStatus."""
-    return status_to_wire(root.as_uri(), status)
+    return cast(FolderStatus, status_to_wire(root.as_uri(), status))
 
 
 def status_text(data: Mapping[str, Any]) -> str:
@@ -72,6 +75,56 @@ def status_text(data: Mapping[str, Any]) -> str:
     if data.get("error"):
         lines.append(f"error: {data['error']}")
     return "\n".join(lines) + "\n\n" + json.dumps(data, indent=2)
+
+
+def symbol_data(symbol: Symbol) -> SymbolHit:
+    return {
+        "name": symbol.qualified_name,
+        "kind": symbol.kind,
+        "container": symbol.container,
+        "citation": f"{symbol.file}:{symbol.start_line}-{symbol.end_line}",
+        "file": symbol.file,
+        "startLine": symbol.start_line,
+        "endLine": symbol.end_line,
+    }
+
+
+def symbols_text(query: str, symbols: list[SymbolHit], complete: bool) -> str:
+    """One line per symbol: its name, kind and citation."""
+    note = "" if complete else " (the index is still building; symbols may be missing)"
+    if not symbols:
+        return f"No symbols match {query!r}{note}."
+    lines = [f"{len(symbols)} {'symbol' if len(symbols) == 1 else 'symbols'} for {query!r}{note}:"]
+    lines += [f"{hit['name']}  {hit['kind']}  {hit['citation']}" for hit in symbols]
+    return "\n".join(lines)
+
+
+def lines_data(lines: FileLines) -> LinesOutput:
+    return {
+        "file": lines.file,
+        "startLine": lines.start_line,
+        "endLine": lines.end_line,
+        "totalLines": lines.total_lines,
+        "text": "\n".join(lines.lines),
+        "truncated": lines.truncated,
+        "nextStartLine": lines.next_start_line,
+    }
+
+
+def lines_text(lines: FileLines) -> str:
+    """A `file:start-end (of N lines)` header, then each line after its number."""
+    if not lines.lines:
+        return f"{lines.file} is empty."
+    width = len(str(lines.end_line))
+    numbered = [
+        f"{number:>{width}}  {line}" if line else f"{number:>{width}}"
+        for number, line in enumerate(lines.lines, start=lines.start_line)
+    ]
+    parts = [f"{lines.file}:{lines.start_line}-{lines.end_line} (of {lines.total_lines} lines)", *numbered]
+    if lines.next_start_line is not None:
+        why = f"cut at {MAX_CHARS:,} characters" if lines.truncated else "more lines follow"
+        parts.append(f"({why}: go on with start_line={lines.next_start_line})")
+    return "\n".join(parts)
 
 
 def fenced(content: str, language: str) -> str:

@@ -7,8 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from ragls.config import Settings
-from ragls.errors import RaglsError
+from ragls.config import Settings, limit_flag
+from ragls.errors import LimitExceeded, RaglsError
 from ragls.ingest.watch import FolderWatcher
 from ragls.model import IndexStatus, Progress
 from ragls.rag.freshness import FreshnessQueue
@@ -49,11 +49,23 @@ class FolderSession:
         return self.first_run_done.wait(timeout)
 
     def reindex(self, full: bool = False) -> RunSummary:
-        """Re-walk the folder (every file re-read when `full`); raises RaglsError when the run fails."""
-        return self.service.index_directory(self.root, _ProgressLog(self.root).update, None, full)
+        """Re-walk the folder (every file re-read when `full`); raises RaglsError when the run fails.
+
+        A limit is raised with a flag of `ragls mcp`, so its breach names that flag.
+        """
+        try:
+            return self.service.index_directory(self.root, _ProgressLog(self.root).update, None, full)
+        except LimitExceeded as exc:
+            raise exc.with_knob(limit_flag(exc.limit)) from None
 
     def status(self) -> IndexStatus:
         return self.service.status()
+
+    def is_indexed(self, rel_path: str) -> bool:
+        """Whether the current generation holds the file (a folder-relative POSIX path)."""
+        state = self.service.state
+        with state.lock.reading():
+            return rel_path in state.files
 
     def _first_run(self) -> None:
         try:
