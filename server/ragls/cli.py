@@ -6,22 +6,28 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from threadpoolctl import threadpool_limits
 
 from ragls import __version__
-from ragls.config import Limits, Settings
-from ragls.errors import RaglsError
-from ragls.model import Progress, SearchResult
+from ragls.config import LIMIT_PRESETS, Limits, Settings, limit_flag, limit_name, parse_limit_assignment
+from ragls.console import StderrHandler, out, progress_bar, say
+from ragls.embedders.runtime import EmbeddingError
+from ragls.errors import ConfigError, LimitExceeded, RaglsError
+from ragls.model import SearchResult
 from ragls.rag.prompt import FORMATS
 from ragls.rag.service import RagService, RunSummary
 from ragls.wire import search_result_to_wire
+
+if TYPE_CHECKING:
+    from ragls.index.embedding import EmbeddingProvider
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -34,11 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.handler(args))
+    except LimitExceeded as exc:
+        say(f"ragls: error: {exc.with_knob(limit_flag(exc.limit))}")
+        return EXIT_FAILURE
     except RaglsError as exc:
-        _say(f"ragls: error: {exc}")
+        say(f"ragls: error: {exc}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        _say("ragls: interrupted")
+        say("ragls: interrupted")
         return 130
     except BrokenPipeError:
         # The reader went away (`ragls search ... | head`): not an error worth a traceback.
@@ -73,10 +82,11 @@ def _parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser(
         "mcp",
         help="run a Model Context Protocol server for AI agents (needs ragls[mcp])",
-        description="Serve search_code, context_prompt, index_status and reindex over MCP on stdio "
-        "for the folder PATH (default: the current directory).",
+        description="Serve search_code, context_prompt, find_symbols, read_lines, index_status and reindex over "
+        "MCP on stdio for the folder PATH (default: the current directory).",
     )
     mcp.add_argument("path", metavar="PATH", type=Path, nargs="?", default=Path("."), help="the folder to serve")
+    _add_limits(mcp)
     mcp.set_defaults(handler=_mcp)
 
     cache = commands.add_parser(
@@ -92,8 +102,10 @@ def _parser() -> argparse.ArgumentParser:
 
     index = commands.add_parser(
         "index",
-        help="index a folder and print what was indexed",
-        description="Index PATH and report files, chunks, skips and time.",
+        help="index a folder (and embed its chunks when a dense provider is active), then print what was indexed",
+        description="Index PATH and report files, chunks, skips and time. With an embedding provider (ragls[dense] "
+        "installed, or RAGLS_EMBEDDING naming one) every chunk without a stored vector is embedded too, so that "
+        "`search` and `context` use dense vectors; RAGLS_EMBEDDING=none keeps it lexical.",
     )
     _add_common(index)
     index.set_defaults(handler=_index)
@@ -101,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     search = commands.add_parser(
         "search",
         help="index a folder, then print the chunks that answer QUERY",
-        description="Index PATH, then rank its chunks for QUERY.",
+        description="Index PATH, then rank its chunks for QUERY. Dense vectors join when every chunk has one "
+        "stored by `ragls index`; until then the search is lexical, and says so on stderr.",
     )
     _add_common(search)
     search.add_argument("query", metavar="QUERY", help="a question or keywords, in quotes")
@@ -119,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     context = commands.add_parser(
         "context",
         help="print a context prompt for QUERY",
-        description="Index PATH, then print the context prompt for QUERY.",
+        description="Index PATH, then print the context prompt for QUERY (dense vectors join as in `search`).",
     )
     _add_common(context)
     context.add_argument("query", metavar="QUERY")
@@ -134,20 +147,64 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_common(symbols)
     symbols.add_argument("query", metavar="QUERY", nargs="?", default="", help="name or part of it")
-    symbols.add_argument("-n", "--limit", type=int, default=50, help="how many symbols (default 50)")
+    # `--limit` sets an index limit on every command, so the number of symbols is `--count`.
+    symbols.add_argument("-n", "--count", type=int, default=50, help="how many symbols (default 50)")
     symbols.set_defaults(handler=_symbols)
     return parser
 
 
 def _add_common(command: argparse.ArgumentParser) -> None:
     command.add_argument("path", metavar="PATH", type=Path, help="the folder to index")
-    command.add_argument(
-        "--max-files", type=int, default=None, help=f"raise the file limit (default {Limits().max_files})"
-    )
+    _add_limits(command)
     command.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     command.add_argument(
         "--no-cache", action="store_true", help="neither load nor save the index in the user cache directory"
     )
+
+
+def _add_limits(command: argparse.ArgumentParser) -> None:
+    defaults = ", ".join(f"{limit_name(name)} {value:,}" for name, value in vars(Limits()).items())
+    command.add_argument(
+        "--limits",
+        choices=list(LIMIT_PRESETS),
+        default="default",
+        help="the limits to start from: default (a workspace of 100,000 files and 2 GB fits) or strict "
+        "(the seeds' limits, for shared deployments: 4,096 files, 64 MiB decoded)",
+    )
+    command.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        type=_limit_assignment,
+        metavar="NAME=VALUE",
+        help=f"set one limit, e.g. --limit maxDecodedBytes=8GiB (repeatable; defaults: {defaults})",
+    )
+    command.add_argument(
+        "--max-files", type=_positive_int, default=None, metavar="N", help="the file limit (--limit maxFiles=N)"
+    )
+
+
+def _limit_assignment(text: str) -> tuple[str, int]:
+    try:
+        return parse_limit_assignment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _limits_from_args(args: argparse.Namespace) -> Limits:
+    """`--limits`, then `--max-files` (which makes room for as many entries too), then each `--limit`."""
+    limits = LIMIT_PRESETS[args.limits]
+    if args.max_files is not None:
+        limits = replace(limits, max_files=args.max_files, max_entries=max(limits.max_entries, 2 * args.max_files))
+    for attribute, value in args.limit:
+        limits = replace(limits, **{attribute: value})
+    return limits
 
 
 def one_blas_thread() -> None:
@@ -174,12 +231,12 @@ def _cache(args: argparse.Namespace) -> int:
     if args.action == "list":
         stores = list_stores(args.cache_dir)
         if not stores:
-            _out("no stores")
+            out("no stores")
         for info in stores:
             gone = "" if info.exists else "  (folder gone)"
             size = f"{info.bytes / 1e6:.1f} MB"
-            _out(f"{info.folder}{gone}")
-            _out(
+            out(f"{info.folder}{gone}")
+            out(
                 f"    {info.path.parent}  {size}, generation {info.generation}, {info.files} files, "
                 f"{info.chunks} chunks, saved {info.committed_at or 'never'}"
             )
@@ -188,13 +245,13 @@ def _cache(args: argparse.Namespace) -> int:
         target = store_path(args.cache_dir, args.path).parent
         existed = target.exists()
         delete_store(target)
-        _out(f"cleared {target}" if existed else f"no store for {args.path.resolve()}")
+        out(f"cleared {target}" if existed else f"no store for {args.path.resolve()}")
         return EXIT_OK
     removed = remove_stale_stores(args.cache_dir)
     for info in list_stores(args.cache_dir):
         delete_store(info.path.parent)
         removed.append(info)
-    _out(f"cleared {len(removed)} stores")
+    out(f"cleared {len(removed)} stores")
     return EXIT_OK
 
 
@@ -204,30 +261,26 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise RaglsError(f"the MCP server needs the mcp extra: pip install 'ragls[mcp]' ({exc})") from exc
     one_blas_thread()
-    return run_mcp(args.path)
+    return run_mcp(args.path, Settings(limits=_limits_from_args(args)))
 
 
 @contextmanager
-def _indexed_service(args: argparse.Namespace) -> Iterator[tuple[RagService, RunSummary]]:
-    """The indexed folder's service; closing it (after the answer is out) saves the index snapshot."""
-    settings = Settings()
-    if args.max_files:
-        from dataclasses import replace
+def _indexed_service(args: argparse.Namespace, dense: bool = False) -> Iterator[tuple[RagService, RunSummary]]:
+    """The indexed folder's service; closing it (after the answer is out) saves the index snapshot.
 
-        settings = replace(
-            settings,
-            limits=replace(
-                settings.limits,
-                max_files=args.max_files,
-                max_entries=max(settings.limits.max_entries, 2 * args.max_files),
-            ),
-        )
-    service = RagService(args.path, settings, persist=not args.no_cache)
-    bar = None if args.quiet else _ProgressBar(sys.stderr)
-    summary = service.index_directory(progress=bar.update if bar else None)
-    if bar:
-        bar.finish()
+    With `dense`, the `embedding` setting's provider is attached; nothing embeds in the background: `index`
+    embeds what is missing, `search` and `context` use the vectors when every chunk has one.
+    """
+    # Warnings (a folder with no admitted file, a store that could not be used) go to stderr.
+    logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
+    settings = Settings(limits=_limits_from_args(args))
+    embedding = _embedding_provider(settings) if dense else None
+    service = RagService(
+        args.path, settings, embedding=embedding, persist=not args.no_cache, background_embedding=False
+    )
     try:
+        with progress_bar(args.quiet) as bar:
+            summary = service.index_directory(progress=bar.files if bar else None)
         yield service, summary
     finally:
         try:
@@ -236,50 +289,109 @@ def _indexed_service(args: argparse.Namespace) -> Iterator[tuple[RagService, Run
             service.close()
 
 
+def _embedding_provider(settings: Settings) -> EmbeddingProvider | None:
+    """The provider the `embedding` setting (RAGLS_EMBEDDING) names; one that cannot load leaves the CLI lexical."""
+    from ragls.embedders.settings import provider_from_setting
+
+    try:
+        return provider_from_setting(settings.embedding, settings.cache_dir)
+    except ConfigError as exc:
+        say(f"ragls: warning: {exc}; searching without dense vectors")
+        return None
+
+
 def _index(args: argparse.Namespace) -> int:
-    with _indexed_service(args) as (service, summary):
+    with _indexed_service(args, dense=True) as (service, summary):
+        if service.status().vectors is not None:
+            _embed_missing_vectors(service, args)
         return _print_index_report(service, summary)
+
+
+def _embed_missing_vectors(service: RagService, args: argparse.Namespace) -> None:
+    """Embed every chunk without a stored vector, with a bar; a provider that fails is an error after the
+    lexical index is saved."""
+    with progress_bar(args.quiet) as bar:
+        if bar:
+            bar.chunks(*_coverage(service))
+        try:
+            service.embed_pending(bar.chunks if bar else None)
+        except EmbeddingError as exc:
+            raise EmbeddingError(
+                f"{exc}; the lexical index is saved, and searches stay lexical until every chunk has a vector "
+                "(RAGLS_EMBEDDING=none turns dense vectors off)"
+            ) from exc
+
+
+def _use_complete_vectors(service: RagService, args: argparse.Namespace) -> None:
+    """Dense vectors join the search when every chunk has one; otherwise stderr says why they are left out."""
+    if service.status().vectors is None:
+        return
+    embedded, total = _coverage(service)
+    if total == 0:
+        return
+    if embedded < total:
+        fix = (
+            "--no-cache leaves out the stored vectors"
+            if args.no_cache
+            else f"`ragls index {shlex.quote(str(args.path))}` embeds the rest"
+        )
+        say(f"ragls: note: dense vectors cover {embedded:,} of {total:,} chunks, so this answer is lexical only; {fix}")
+        return
+    try:
+        service.embed_pending()  # nothing is pending: this loads the model that embeds the query
+    except RaglsError as exc:
+        say(f"ragls: warning: {exc}; searching without dense vectors")
+
+
+def _coverage(service: RagService) -> tuple[int, int]:
+    vectors = service.status().vectors or {}
+    return vectors.get("embedded", 0), vectors.get("total", 0)
 
 
 def _print_index_report(service: RagService, summary: RunSummary) -> int:
     status = service.status()
     skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(status.skipped.items())) or "none"
-    _out(f"indexed {status.indexed_path}")
-    _out(f"files {status.files}, chunks {status.chunks}, symbols {len(service.state.symbols)}")
-    _out(f"skipped: {skipped}")
+    out(f"indexed {status.indexed_path}")
+    out(f"files {status.files}, chunks {status.chunks}, symbols {len(service.state.symbols)}")
+    out(f"skipped: {skipped}")
+    if status.vectors is not None:
+        vectors = status.vectors
+        out(f"vectors {vectors['embedded']}/{vectors['total']} chunks, {vectors['model']}")
     report = summary.report
-    _out(f"read {report.chunked_files} changed files, reused {report.reused_files}; took {summary.seconds:.2f}s")
+    out(f"read {report.chunked_files} changed files, reused {report.reused_files}; took {summary.seconds:.2f}s")
     return EXIT_OK
 
 
 def _search(args: argparse.Namespace) -> int:
     filters = dict(_parse_filter(item) for item in args.filter) or None
-    with _indexed_service(args) as (service, _):
+    with _indexed_service(args, dense=True) as (service, _):
+        _use_complete_vectors(service, args)
         results = service.search(args.query, args.top_k, filters)
         if args.json:
-            _out(json.dumps([search_result_to_wire(r, service.root) for r in results], indent=2))
+            out(json.dumps([search_result_to_wire(r, service.root) for r in results], indent=2))
             return EXIT_OK
         if not results:
-            _out("no results")
+            out("no results")
         for rank, result in enumerate(results, start=1):
-            _out(_format_result(rank, result))
+            out(_format_result(rank, result))
         return EXIT_OK
 
 
 def _context(args: argparse.Namespace) -> int:
-    with _indexed_service(args) as (service, _):
+    with _indexed_service(args, dense=True) as (service, _):
+        _use_complete_vectors(service, args)
         prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format)
-        _out(prompt)
+        out(prompt)
         return EXIT_OK
 
 
 def _symbols(args: argparse.Namespace) -> int:
     with _indexed_service(args) as (service, _):
-        found = service.symbols(args.query, args.limit)
+        found = service.symbols(args.query, args.count)
         if not found:
-            _out("no symbols")
+            out("no symbols")
         for symbol in found:
-            _out(f"{symbol.qualified_name}  {symbol.kind}  {symbol.file}:{symbol.start_line}-{symbol.end_line}")
+            out(f"{symbol.qualified_name}  {symbol.kind}  {symbol.file}:{symbol.start_line}-{symbol.end_line}")
         return EXIT_OK
 
 
@@ -301,38 +413,3 @@ def _parse_filter(item: str) -> tuple[str, Any]:
     if not separator or not key:
         raise RaglsError(f"--filter expects KEY=VALUE, got {item!r}")
     return key, int(value) if value.lstrip("-").isdigit() else value
-
-
-class _ProgressBar:
-    """Files done/total and the current file, redrawn in place on a terminal, or a final line otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.is_tty = stream.isatty()
-        self.last_draw = 0.0
-        self.last: Progress | None = None
-
-    def update(self, progress: Progress) -> None:
-        self.last = progress
-        now = time.monotonic()
-        if self.is_tty and (now - self.last_draw > 0.05 or progress.indexed_files == progress.total_files):
-            self.last_draw = now
-            width = 24
-            filled = width * progress.indexed_files // max(progress.total_files, 1)
-            bar = "#" * filled + "-" * (width - filled)
-            line = f"[{bar}] {progress.indexed_files}/{progress.total_files} {progress.current_file}"
-            self.stream.write("\r" + line[:100].ljust(100))
-            self.stream.flush()
-
-    def finish(self) -> None:
-        if self.is_tty and self.last is not None:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _say(message: str) -> None:
-    sys.stderr.write(message + "\n")
-
-
-def _out(*parts: object) -> None:
-    sys.stdout.write(" ".join(str(p) for p in parts) + "\n")

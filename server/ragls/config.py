@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 MIB = 1024 * 1024
+GIB = 1024 * MIB
 
 WATCH_MODES = ("auto", "client", "server", "off")
 TOKENIZERS = ("code", "seed")
@@ -39,13 +41,26 @@ def cache_root(cache_dir: str | Path | None) -> Path:
 
 @dataclass(frozen=True)
 class Limits:
-    """One admission policy shared by the walk and ingestion."""
+    """One admission policy shared by the walk and ingestion.
 
-    max_decoded_bytes: int = 64 * MIB
-    max_files: int = 4096
-    max_entries: int = 8192
+    The defaults admit a developer's own workspace of 100,000 files and 2 GB with room to spare (the Linux
+    kernel is 86,679 files and 1.4 GB); they stop only a runaway walk. `LIMIT_PRESETS["strict"]` keeps the
+    seeds' values for shared deployments that index folders they do not trust.
+    """
+
+    max_decoded_bytes: int = 4 * GIB
+    max_files: int = 250_000
+    max_entries: int = 500_000
     max_depth: int = 64
     max_file_bytes: int = 16 * MIB
+
+
+LIMIT_PRESETS = {
+    "default": Limits(),
+    "strict": Limits(
+        max_decoded_bytes=64 * MIB, max_files=4096, max_entries=8192, max_depth=64, max_file_bytes=16 * MIB
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -147,11 +162,21 @@ _LIMIT_KEYS = {
 
 
 def _parse_limits(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    """A `preset` ("default" or "strict") first, whatever the key order; the limits named beside it win over it."""
     if not isinstance(value, Mapping):
         problems.append(f"{path}: expected an object, got {value!r}; using the defaults")
         return settings
     limits = settings.limits
+    if "preset" in value:
+        preset = LIMIT_PRESETS.get(value["preset"]) if isinstance(value["preset"], str) else None
+        if preset is None:
+            problems.append(
+                f"{path}.preset: expected one of {', '.join(LIMIT_PRESETS)}, got {value['preset']!r}; using the default"
+            )
+        limits = preset or limits
     for key, raw_limit in value.items():
+        if key == "preset":
+            continue
         attribute = _LIMIT_KEYS.get(key)
         if attribute is None:
             problems.append(f"{path}.{key}: unknown limit, ignored (known: {', '.join(_LIMIT_KEYS)})")
@@ -204,8 +229,39 @@ _TOP_LEVEL: dict[str, Callable[[Settings, Any, str, list[str]], Settings]] = {
 
 def limit_setting_path(attribute: str) -> str:
     """The user-facing setting path of a Limits field, for error messages."""
-    wire = {python: wire for wire, python in _LIMIT_KEYS.items()}[attribute]
-    return f"ragls.limits.{wire}"
+    return f"ragls.limits.{limit_name(attribute)}"
+
+
+def limit_name(attribute: str) -> str:
+    """The setting's (and the `--limit` flag's) name of a Limits field: `max_files` is `maxFiles`."""
+    return {python: wire for wire, python in _LIMIT_KEYS.items()}[attribute]
+
+
+def limit_flag(name: str) -> str:
+    """How the command line raises a limit (by its setting's name), for the CLI's and MCP server's messages."""
+    flag = f"--limit {name}=N"
+    return f"--max-files N or {flag}" if name == "maxFiles" else flag
+
+
+def parse_limit_assignment(text: str) -> tuple[str, int]:
+    """`NAME=VALUE` from `--limit` as a Limits field and its value; VALUE may end in KiB, MiB or GiB (or K, M, G).
+
+    Raises ValueError with a message that says what is accepted.
+    """
+    name, separator, raw_value = text.partition("=")
+    attribute = _LIMIT_KEYS.get(name.strip())
+    if not separator or attribute is None:
+        raise ValueError(f"expected NAME=VALUE with NAME one of {', '.join(_LIMIT_KEYS)}, got {text!r}")
+    match = _LIMIT_VALUE.fullmatch(raw_value.strip().replace("_", ""))
+    value = int(match.group(1)) * 1024 ** _UNIT_POWERS[(match.group(2) or "").lower()] if match else 0
+    if value < 1:
+        raise ValueError(f"{name}: expected a positive integer (optionally with KiB, MiB or GiB), got {raw_value!r}")
+    return attribute, value
+
+
+# Binary units: K, KB and KiB are all 1024.
+_LIMIT_VALUE = re.compile(r"(\d+)\s*(?:([kmg])(?:i?b)?)?", re.IGNORECASE)
+_UNIT_POWERS = {"": 0, "k": 1, "m": 2, "g": 3}
 
 
 assert {f.name for f in fields(Limits)} == set(_LIMIT_KEYS.values())

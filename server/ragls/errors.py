@@ -12,16 +12,26 @@ class ConfigError(RaglsError):
 
 
 class LimitExceeded(RaglsError):
-    """A walk or ingestion limit was crossed; the message names the limit and the setting that raises it."""
+    """A walk or ingestion limit was crossed; the message says what was found and names the knob that raises it.
 
-    def __init__(self, limit: str, setting: str, value: int, observed: str) -> None:
+    The knob is the setting (`ragls.limits.maxFiles`) unless a caller speaks in other terms: the CLI names
+    its flag instead, through `with_knob`.
+    """
+
+    def __init__(self, limit: str, setting: str, value: int, observed: str, knob: str | None = None) -> None:
         self.limit = limit
         self.setting = setting
         self.value = value
+        self.observed = observed
+        self.knob = knob or f"the setting `{setting}`"
         super().__init__(
             f"{limit} limit of {value:,} exceeded ({observed}); "
-            f"raise it with the setting `{setting}` or ignore more files in .gitignore/.tnsignore"
+            f"raise it with {self.knob}, or ignore more files in .gitignore/.tnsignore"
         )
+
+    def with_knob(self, knob: str) -> LimitExceeded:
+        """The same breach, telling the user to raise it with `knob` (e.g. `--limit maxDepth=N`)."""
+        return LimitExceeded(self.limit, self.setting, self.value, self.observed, knob)
 
 
 class InvalidArgument(RaglsError):

@@ -202,12 +202,14 @@ export interface Weights {
   dense?: number;
 }
 
+/** Unset limits are the server's defaults, or those of `preset`. */
 export interface Limits {
-  maxDecodedBytes: number;
-  maxFiles: number;
-  maxEntries: number;
-  maxDepth: number;
-  maxFileBytes: number;
+  preset?: "default" | "strict";
+  maxDecodedBytes?: number;
+  maxFiles?: number;
+  maxEntries?: number;
+  maxDepth?: number;
+  maxFileBytes?: number;
 }
 
 export type WatchMode = "auto" | "client" | "server" | "off";
@@ -222,14 +224,13 @@ export interface ServerSettings {
   cacheDir: string | null;
 }
 
-const MIB = 1024 * 1024;
-
 /** PROTOCOL.md's documented defaults. */
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   weights: { bm25: 0.6, vector: 0.4, names: 0.4, dense: 1.2 },
   maxChunksPerFile: 3,
   embedding: "auto",
-  limits: { maxDecodedBytes: 64 * MIB, maxFiles: 4096, maxEntries: 8192, maxDepth: 64, maxFileBytes: 16 * MIB },
+  // Empty: the server's own defaults (and a `preset` the user sets is not overridden by them).
+  limits: {},
   watch: "auto",
   cacheDir: null,
 };

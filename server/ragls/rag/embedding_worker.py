@@ -1,4 +1,5 @@
-"""The background embedder: fills a VectorStream's pending vectors in batches, never blocking searches."""
+"""Filling a VectorStream's pending vectors in batches: in the background for a server (never blocking
+searches), or here and now for a command that has no background to wait for (`ragls index`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from ragls.embedders.runtime import lower_thread_priority
+from ragls.embedders.runtime import EmbeddingError, lower_thread_priority
+from ragls.errors import RaglsError
 from ragls.index.embedding import prepare_provider
 from ragls.index.vectors import VectorStream
 
@@ -19,6 +21,30 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SaveVectors = Callable[[list[tuple[str, np.ndarray]]], None]
+# (embedded, total) documents, after each batch.
+CoverageCallback = Callable[[int, int], None]
+
+
+def embed_pending(
+    stream: VectorStream,
+    save: SaveVectors | None = None,
+    progress: CoverageCallback | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> None:
+    """Load the provider, then embed every pending document on the calling thread, saving each batch.
+
+    A provider's failure is raised as EmbeddingError; the batches before it are kept (and saved).
+    """
+    try:
+        prepare_provider(stream.provider)
+        while batch := stream.pending_batch(batch_size):
+            _save(save, stream.fill(batch, stream.embed(batch)))
+            if progress is not None:
+                progress(*stream.coverage())
+    except RaglsError:
+        raise
+    except Exception as exc:  # onnxruntime and HTTP clients raise their own exception types
+        raise EmbeddingError(f"embedding with {stream.provider.model} failed ({type(exc).__name__}: {exc})") from exc
 
 
 class EmbeddingWorker:
@@ -53,12 +79,7 @@ class EmbeddingWorker:
             if vectors is None:
                 self._stop.wait(5.0)
                 continue
-            filled = self.stream.fill(batch, vectors)
-            if self.save is not None:
-                try:
-                    self.save(filled)
-                except Exception as exc:
-                    log.warning("saving vectors failed: %s", exc)
+            _save(self.save, self.stream.fill(batch, vectors))
 
     def _guarded(self, work: Callable[[], T]) -> T | None:
         """Run provider work; a broken provider must not take the session down: say so once, keep the error."""
@@ -71,3 +92,12 @@ class EmbeddingWorker:
             return None
         self.error = None
         return result
+
+
+def _save(save: SaveVectors | None, filled: list[tuple[str, np.ndarray]]) -> None:
+    """Vectors that could not be saved are still searchable in this session: say so, carry on."""
+    if save is not None:
+        try:
+            save(filled)
+        except Exception as exc:
+            log.warning("saving vectors failed: %s", exc)

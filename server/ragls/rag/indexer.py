@@ -12,9 +12,10 @@ from pathlib import Path
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
 from ragls.index.tokenize import TermCounts, searchable_text, tokenizer_for
-from ragls.ingest.ignore import IgnoreRules, is_editor_temp_file
+from ragls.ingest.ignore import IgnoreRules
 from ragls.ingest.reader import read_file, stat_file
-from ragls.ingest.walk import walk
+from ragls.ingest.skips import is_editor_temp_file
+from ragls.ingest.walk import explain_empty_walk, walk
 from ragls.model import Chunk, Document, Progress
 from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
 
@@ -36,6 +37,10 @@ class RunReport:
     chunked_files: int = 0
     reused_files: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    # Something the user should hear about although the run succeeded (no file admitted, and why).
+    warning: str | None = None
+    # Ignore files cut short at a cap (the rest of each is not applied), one warning each for the user.
+    ignore_warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -43,6 +48,8 @@ class _Staging:
     delta: Delta = field(default_factory=Delta)
     report: RunReport = field(default_factory=RunReport)
     decoded_chars: int = 0
+    # The files of delta.removed_files as a set: a burst of 10,000 deletions must not cost 10,000 list scans.
+    removed: set[str] = field(default_factory=set)
 
 
 class Indexer:
@@ -63,16 +70,20 @@ class Indexer:
         walked = walk(self.root, self.settings.limits, self.rules)
         staging = _Staging()
         staging.report.skipped.update(walked.skipped)
+        staging.report.warning = explain_empty_walk(walked, self.rules)
+        self._take_ignore_warnings(staging.report)
         for index, rel_path in enumerate(walked.files):
             if cancel is not None and cancel.is_set():
                 raise Cancelled("index run cancelled")
             self._stage_file(state, rel_path, staging)
+            # The budget counts every admitted file so far (read or reused): a breach stops the run at once.
+            where = f"by file {index + 1:,} of {len(walked.files):,}, {rel_path}"
+            self._check_decoded_chars(staging.decoded_chars, where)
             if progress is not None:
                 progress(Progress(index + 1, len(walked.files), rel_path))
         kept = set(walked.files)
         for rel_path in (state.files.keys() | state.skipped_files.keys()) - kept:
             self._stage_removal(state, rel_path, staging)
-        self._check_decoded_budget(state, staging, full=True)
         staging.report.files = len(walked.files)
         return staging.delta, staging.report
 
@@ -81,7 +92,9 @@ class Indexer:
         staging = _Staging()
         for rel_path in sorted(set(rel_paths)):
             self._stage_path(state, rel_path, staging)
-        self._check_decoded_budget(state, staging, full=False)
+        touched = set(staging.delta.records) | set(staging.delta.removed_files)
+        untouched = sum(r.decoded_chars for path, r in state.files.items() if path not in touched)
+        self._check_decoded_chars(staging.decoded_chars + untouched, "after the change")
         new_files = (
             len(state.files)
             + len([p for p in staging.delta.records if p not in state.files])
@@ -92,10 +105,17 @@ class Indexer:
                 "maxFiles",
                 limit_setting_path("max_files"),
                 self.settings.limits.max_files,
-                f"{new_files} files after the change",
+                f"{new_files:,} files after the change",
             )
         staging.report.files = new_files
+        self._take_ignore_warnings(staging.report)
         return staging.delta, staging.report
+
+    def _take_ignore_warnings(self, report: RunReport) -> None:
+        """Ignore files the run found over a cap: warned about, and counted among the skips (`rag/status` shows it)."""
+        report.ignore_warnings = self.rules.take_warnings()
+        if report.ignore_warnings:
+            report.skipped["ignoreFileTruncated"] = len(report.ignore_warnings)
 
     def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
         name = rel_path.rsplit("/", 1)[-1]
@@ -108,9 +128,11 @@ class Indexer:
         if path.is_dir() and not path.is_symlink():
             self._stage_subtree(state, rel_path, staging)
         elif not path.exists() or path.is_symlink() or self.rules.path_reason(rel_path) is not None:
+            was_file = rel_path in state.files or rel_path in state.skipped_files
             self._stage_removal(state, rel_path, staging)
-            for file in [f for f in state.files if f.startswith(rel_path + "/")]:
-                self._stage_removal(state, file, staging)
+            if not was_file:  # a folder went away: its files go with it (one scan per folder, none per file)
+                for file in [f for f in state.files if f.startswith(rel_path + "/")]:
+                    self._stage_removal(state, file, staging)
         else:
             self._stage_file(state, rel_path, staging)
 
@@ -199,22 +221,18 @@ class Indexer:
         if rel_path in state.skipped_files:
             staging.delta.skipped[rel_path] = None
         record = state.files.get(rel_path)
-        if record is None or rel_path in staging.delta.removed_files:
+        if record is None or rel_path in staging.removed:
             return
         staging.delta.remove_ids.extend(record.chunk_ids)
         staging.delta.removed_files.append(rel_path)
+        staging.removed.add(rel_path)
         staging.delta.records.pop(rel_path, None)
 
-    def _check_decoded_budget(self, state: IndexState, staging: _Staging, full: bool) -> None:
-        total = staging.decoded_chars
-        if not full:
-            touched = set(staging.delta.records) | set(staging.delta.removed_files)
-            total += sum(r.decoded_chars for path, r in state.files.items() if path not in touched)
+    def _check_decoded_chars(self, total: int, when: str) -> None:
         limit = self.settings.limits.max_decoded_bytes
         if total > limit:
-            raise LimitExceeded(
-                "maxDecodedBytes", limit_setting_path("max_decoded_bytes"), limit, f"{total:,} characters decoded"
-            )
+            found = f"{total:,} characters decoded {when}"
+            raise LimitExceeded("maxDecodedBytes", limit_setting_path("max_decoded_bytes"), limit, found)
 
 
 def chunk_document(chunk: Chunk) -> Document:

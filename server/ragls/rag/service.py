@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 import uuid
@@ -24,7 +23,17 @@ from ragls.index.vectors import VectorStream
 from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
-from ragls.rag.embedding_worker import EmbeddingWorker
+from ragls.rag.checks import (
+    MAX_CONTENT_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SYMBOL_QUERY_CHARS,
+    document_id_problem,
+    object_problem,
+    require,
+    shown,
+    text_problem,
+)
+from ragls.rag.embedding_worker import CoverageCallback, EmbeddingWorker, embed_pending
 from ragls.rag.excerpt import narrow_long_results
 from ragls.rag.generation import Delta, GenerationImage, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
@@ -81,7 +90,9 @@ class RagService:
         settings: Settings | None = None,
         embedding: EmbeddingProvider | None = None,
         persist: bool = False,
+        background_embedding: bool = True,
     ) -> None:
+        """Without `background_embedding` no thread embeds new chunks: the caller does, with `embed_pending`."""
         self.settings = settings or Settings()
         self.root = root.resolve() if root else None
         self._persist = persist
@@ -90,7 +101,9 @@ class RagService:
         self.state = _new_state(self.settings, embedding)
         self.retriever = _new_retriever(self.state, self.settings)
         self._embedder = (
-            EmbeddingWorker(self.state.vectors, self._save_vectors) if self.state.vectors is not None else None
+            EmbeddingWorker(self.state.vectors, self._save_vectors)
+            if self.state.vectors is not None and background_embedding
+            else None
         )
         self._index_lock = threading.Lock()
         self._indexer: Indexer | None = None
@@ -139,6 +152,15 @@ class RagService:
             saved = self._last_save
         self._saver.wait(saved)
         return summary
+
+    def embed_pending(self, progress: CoverageCallback | None = None) -> None:
+        """Load the embedding provider and embed every chunk still without a vector, now, saving each batch.
+
+        For a session without a background embedder (the CLI's); then dense search joins, once nothing is
+        pending. Raises EmbeddingError when the provider fails.
+        """
+        if self.state.vectors is not None:
+            embed_pending(self.state.vectors, self._save_vectors, progress)
 
     def mark_pending(self) -> None:
         """Say `indexing` before a scheduled first run starts, so status never looks idle and empty."""
@@ -191,8 +213,12 @@ class RagService:
             self._state_name, self._error = "failed", f"{type(exc).__name__}: {exc}"
             raise
         self._error = None
+        for warning in report.ignore_warnings:
+            self._report(warning)
         if full_walk:
             self._skipped = report.skipped
+            if report.warning is not None:
+                self._report(report.warning)
         self._state_name = "idle"  # searchable and complete; the saver writes it to disk next
         if not delta.is_empty():
             self._queue_save(delta, SNAPSHOT_AFTER_RUN_SECONDS if full_walk else SNAPSHOT_QUIET_SECONDS)
@@ -255,8 +281,8 @@ class RagService:
             return
         try:
             store.save(delta, generation, committed_at, manual_ids, self._searches_first())
-        except (sqlite3.Error, OSError) as exc:
-            self._report(f"saving the index to {store.path} failed ({exc}); it will not be persisted")
+        except Exception as exc:  # a bad row must not end persistence silently: say so once
+            self._report(f"saving the index to {store.path} failed ({_describe(exc)}); it will not be persisted")
             self._store = None
             return
         self._snapshot_when_quiet(snapshot_delay)
@@ -317,8 +343,8 @@ class RagService:
                 return  # a later copy was written while this one waited
             try:
                 captured.store.write_snapshot(captured.image, captured.revision)
-            except OSError as exc:
-                log.warning("writing the index snapshot to %s failed: %s", captured.store.snapshot_path, exc)
+            except Exception as exc:  # the rows stay the record; a shutdown or a timer must not fail over it
+                log.warning("writing the index snapshot to %s failed: %s", captured.store.snapshot_path, _describe(exc))
             self._snapshot_written = captured.number
 
     def _snapshot_now(self, closing: bool = False) -> None:
@@ -361,7 +387,10 @@ class RagService:
         if self._searching(now) and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
             self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
             return
-        self._snapshot_now()
+        try:
+            self._snapshot_now()
+        except Exception:  # on a timer thread nobody would hear of it: log it, and the next change tries again
+            log.exception("writing the index snapshot failed")
 
     def _save_vectors(self, items: list[tuple[str, Any]]) -> None:
         store, vectors = self._store, self.state.vectors
@@ -397,10 +426,9 @@ class RagService:
 
     def search(self, query: str, top_k: int = 10, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """The best chunks and documents for a query, fused over every stream."""
-        _check_query(query)
+        require("query", text_problem(query, MAX_QUERY_CHARS))
         _check_top_k(top_k)
-        if filters is not None and not isinstance(filters, Mapping):
-            raise InvalidArgument("filters", f"filters must be an object of metadata values, got {filters!r}")
+        require("filters", object_problem(filters))
         self._last_search_at = time.monotonic()
         with self.state.lock.reading():
             results = self.retriever.retrieve(query, top_k, filters)
@@ -420,6 +448,7 @@ class RagService:
 
     def ranked_symbols(self, query: str, limit: int = 256) -> list[tuple[tuple[int, int], Symbol]]:
         """Symbols with their sort keys, so callers can merge several sessions' answers."""
+        require("query", text_problem(query, MAX_SYMBOL_QUERY_CHARS, allow_empty=True))
         self._last_search_at = time.monotonic()
         with self.state.lock.reading():
             return self.state.symbols.ranked(query, limit)
@@ -457,13 +486,14 @@ class RagService:
     def add_document(
         self, content: str, metadata: Mapping[str, Any] | None = None, document_id: str | None = None
     ) -> str:
-        """Add a manual document, searchable with the indexed chunks; returns its id."""
-        if not isinstance(content, str) or not content.strip():
-            raise InvalidArgument("content", "content must be a non-empty string")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise InvalidArgument("metadata", f"metadata must be an object, got {metadata!r}")
-        if document_id is not None and (not isinstance(document_id, str) or not document_id):
-            raise InvalidArgument("id", f"id must be a non-empty string, got {document_id!r}")
+        """Add a manual document, searchable with the indexed chunks; returns its id.
+
+        Its id never holds `#`, so it can never replace (or later be replaced by) a file's chunk.
+        """
+        require("content", text_problem(content, MAX_CONTENT_CHARS))
+        require("metadata", object_problem(metadata))
+        if document_id is not None:
+            require("id", document_id_problem(document_id))
         document = Document(document_id or str(uuid.uuid4()), content, {**(metadata or {}), "source": "manual"})
         with self._index_lock:
             delta = Delta(add=[document])
@@ -544,11 +574,10 @@ def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
     return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()
 
 
-def _check_query(query: Any) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgument("query", f"query must be a non-empty string, got {query!r}")
-
-
 def _check_top_k(top_k: Any) -> None:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidArgument("topK", f"topK must be 1..{MAX_TOP_K}, got {top_k!r}")
+        raise InvalidArgument("topK", f"topK must be 1..{MAX_TOP_K}, got {shown(top_k)}")
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"

@@ -50,6 +50,21 @@ describe("settings", () => {
     assert.equal(serverSettingsChanged((section) => section === "ragls.search.topK"), false);
   });
 
+  it("sends only the limits the user set, so the strict preset is not overridden by defaults", async () => {
+    const read = (key: string): unknown => ({ limits: { preset: "strict", maxFiles: 2 } })[key];
+    assert.deepEqual(serverSettings(read).limits, { preset: "strict", maxFiles: 2 });
+    const workspace = new Workspace({ "a.py": "x = 1\n", "b.py": "y = 2\n", "c.py": "z = 3\n" });
+    const server = await TestServer.start(workspace, { settings: { ...serverSettings(read), embedding: "none" } });
+    try {
+      const [folder] = await server.waitForIndex(0);
+      assert.equal(folder?.state, "failed");
+      assert.match(folder?.error ?? "", /maxFiles limit of 2 exceeded \(3 files found\).*`ragls\.limits\.maxFiles`/);
+    } finally {
+      await server.stop();
+      workspace.remove();
+    }
+  });
+
   it("is accepted by the real server as initializationOptions, and takes effect", async () => {
     const workspace = new Workspace({
       "big.py": Array.from({ length: 12 }, (_, index) => `def handler_${index}(request):\n    return "refund ${index}"\n\n`).join(""),
