@@ -65,17 +65,20 @@ LIMIT_PRESETS = {
 
 @dataclass(frozen=True)
 class Weights:
-    """Fusion weights: BM25, the knowledge base's TF-IDF vectors, symbol names, dense vectors.
+    """Fusion weights: BM25, the knowledge base's TF-IDF vectors, symbol names, dense vectors, and BM25 over the
+    code without its comments.
 
-    `dense` counts only where an embedding provider is active; the streams then fuse by normalized scores,
-    where 1.2 did best (measured on four corpora: 1.0 to 1.5 within 0.012 MRR@10 of each other, 0.8 lower on
-    two of them).
+    `code` joined at 0.4 with `bm25` 0.6 -> 0.4 and `vector` 0.4 -> 0.5, which kept doc2code within 0.012 of
+    where it was (docs/benchmarks.md). `dense` counts only where an embedding provider is active; the streams
+    then fuse by normalized scores, where 1.2 did best (measured on four corpora: 1.0 to 1.5 within 0.012
+    MRR@10 of each other, 0.8 lower on two of them).
     """
 
-    bm25: float = 0.6
-    vector: float = 0.4
+    bm25: float = 0.4
+    vector: float = 0.5
     names: float = 0.4
     dense: float = 1.2
+    code: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,12 @@ def _weight(value: Any, path: str, problems: list[str]) -> float | None:
 
 def _parse_weights(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
     if not isinstance(value, Mapping):
-        problems.append(f'{path}: expected an object like {{"bm25": 0.6, "vector": 0.4}}, got {value!r}')
+        problems.append(f'{path}: expected an object like {{"bm25": 0.4, "vector": 0.5}}, got {value!r}')
         return settings
     weights = settings.weights
     for key, raw_weight in value.items():
-        if key not in ("bm25", "vector", "names", "dense"):
-            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25, vector, names or dense)")
+        if key not in ("bm25", "code", "vector", "names", "dense"):
+            problems.append(f"{path}.{key}: unknown weight, ignored (use bm25, code, vector, names or dense)")
             continue
         parsed = _weight(raw_weight, f"{path}.{key}", problems)
         if parsed is not None:

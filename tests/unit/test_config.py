@@ -14,7 +14,7 @@ from ragls.config import LIMIT_PRESETS, MIB, Limits, Settings, Weights, parse_li
 def test_good_settings_apply() -> None:
     settings, problems = parse_settings(
         {
-            "weights": {"bm25": 0.5, "vector": 0.5, "names": 0, "dense": 0.7},
+            "weights": {"bm25": 0.5, "vector": 0.5, "names": 0, "dense": 0.7, "code": 0.3},
             "maxChunksPerFile": 2,
             "limits": {"maxFiles": 10000, "maxEntries": 20000},
             "watch": "server",
@@ -23,7 +23,7 @@ def test_good_settings_apply() -> None:
         }
     )
     assert problems == []
-    assert settings.weights == Weights(0.5, 0.5, 0.0, 0.7)
+    assert settings.weights == Weights(0.5, 0.5, 0.0, 0.7, 0.3)
     assert settings.max_chunks_per_file == 2
     assert settings.limits == Limits(max_files=10000, max_entries=20000)
     assert (settings.watch, settings.cache_dir, settings.tokenizer) == ("server", "/tmp/cache", "seed")

@@ -200,6 +200,7 @@ export interface Weights {
   vector: number;
   names?: number;
   dense?: number;
+  code?: number;
 }
 
 /** Unset limits are the server's defaults, or those of `preset`. */
@@ -226,7 +227,7 @@ export interface ServerSettings {
 
 /** PROTOCOL.md's documented defaults. */
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
-  weights: { bm25: 0.6, vector: 0.4, names: 0.4, dense: 1.2 },
+  weights: { bm25: 0.4, vector: 0.5, names: 0.4, dense: 1.2, code: 0.4 },
   maxChunksPerFile: 3,
   embedding: "auto",
   // Empty: the server's own defaults (and a `preset` the user sets is not overridden by them).

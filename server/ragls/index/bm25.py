@@ -12,7 +12,15 @@ import numpy as np
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.postings import Postings
 from ragls.index.ranking import top_results
-from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, expand_query, searchable_text
+from ragls.index.tokenize import (
+    TermCounts,
+    TermTable,
+    Tokenizer,
+    code_tokens,
+    compound_terms,
+    expand_query,
+    searchable_text,
+)
 from ragls.model import Document, SearchResult
 
 DocumentText = Callable[[str, Mapping[str, Any]], str]
@@ -28,7 +36,9 @@ class BM25Stream:
     """Keyword ranking; its generation swap is atomic under its own write lock.
 
     `text` chooses what of a document is indexed: by default its content, path and symbol;
-    the names stream indexes only the symbol and file name.
+    the names stream indexes only the symbol and file name, the code stream the content less its comments.
+    With `compounds`, adjacent query words glued into one identifier ("one shot" -> `oneshot`) are also
+    asked for where the index holds them.
     """
 
     def __init__(
@@ -38,8 +48,10 @@ class BM25Stream:
         b: float = B,
         text: DocumentText = searchable_text,
         name: str = "bm25",
+        compounds: bool = False,
     ) -> None:
         self.name = name
+        self.compounds = compounds
         self.text = text
         self.tokenizer = tokenizer
         self.k1 = k1
@@ -143,6 +155,9 @@ class BM25Stream:
         """Documents ranked by BM25 over the query's terms and their synonyms."""
         terms = expand_query(self.tokenizer(query), self.tokenizer)
         with self._lock:
+            if self.compounds:
+                held = self._postings.has_term
+                terms.extend(t for t in compound_terms(query, self.tokenizer) if t not in terms and held(t))
             scores = self.scores(terms)
             if scores is None:
                 return []

@@ -201,6 +201,11 @@ class Postings:
 
     # ------------------------------------------------------------------ reading
 
+    def has_term(self, term: str) -> bool:
+        """Whether a live document holds the term."""
+        term_id = self._term_ids.get(term)
+        return term_id is not None and term_id < len(self._document_frequency) and self._document_frequency[term_id] > 0
+
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""
         term_id = self._term_ids.get(term)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -228,6 +229,124 @@ def searchable_text(content: str, metadata: Mapping[str, Any]) -> str:
     """What gets indexed for a document: its content, plus its file path and symbol name when it has them."""
     extras = [str(metadata[key]) for key in ("file", "symbol") if metadata.get(key)]
     return content if not extras else f"{content}\n{' '.join(extras)}"
+
+
+# Comment syntax by the chunk's language, for the code stream (`code_text`). A language not listed keeps
+# every line (prose, data files, and languages whose comments we do not strip).
+_SLASH_COMMENT_LANGUAGES = frozenset(
+    {
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+        "csharp",
+        "php",
+        "kotlin",
+        "swift",
+        "scala",
+        "dart",
+        "zig",
+        "proto",
+    }
+)
+_HASH_COMMENT_LANGUAGES = frozenset({"python", "ruby", "bash", "perl", "r", "elixir", "yaml", "toml"})
+_DOCSTRING_QUOTES = ('"""', "'''")
+_STRING_PREFIX = "rRbBuUfF"
+# A comment after code on the same line: the marker with whitespace on both sides (not `http://x`).
+_TRAILING_SLASH_COMMENT = re.compile(r"\s//(\s|$)")
+_TRAILING_HASH_COMMENT = re.compile(r"\s#(\s|$)")
+
+
+def strip_comments(content: str, language: str | None) -> str:
+    """The chunk's code lines without its comments and docstrings, by the language's comment syntax.
+
+    Line by line, no parsing: whole-line `//`, `/* ... */` and `#` comments, Python docstrings (a line
+    that opens with triple quotes, to the line that closes them) and a comment after code on its line.
+    """
+    slash = language in _SLASH_COMMENT_LANGUAGES
+    hash_marks = language in _HASH_COMMENT_LANGUAGES
+    if not slash and not hash_marks:
+        return content
+    python = language == "python"
+    trailing = _TRAILING_SLASH_COMMENT if slash else _TRAILING_HASH_COMMENT
+    marker = "//" if slash else "#"
+    code: list[str] = []
+    closing: str | None = None  # what ends the block comment or docstring we are in
+    open_string: str | None = None  # the quotes of a triple-quoted Python string that code opened
+    for line in content.split("\n"):
+        stripped = line.strip()
+        if open_string is not None:  # string content is code's, comment markers and all
+            code.append(line)
+            if open_string in line:
+                open_string = None
+            continue
+        if closing is not None:
+            if closing in stripped:
+                closing = None
+            continue
+        if stripped.startswith(marker):
+            continue
+        if slash and stripped.startswith("/*"):
+            if "*/" not in stripped[2:]:
+                closing = "*/"
+            continue
+        if python:
+            unprefixed = stripped.lstrip(_STRING_PREFIX)
+            if unprefixed.startswith(_DOCSTRING_QUOTES) and len(stripped) - len(unprefixed) <= 2:
+                if unprefixed[:3] not in unprefixed[3:]:
+                    closing = unprefixed[:3]
+                continue
+        if marker in line:
+            found = trailing.search(line)
+            # Outside a string as far as quotes tell: an even number of them before the marker.
+            if found is not None and not _inside_string(line[: found.start()], python):
+                line = line[: found.start()]
+        if python:
+            open_string = next((quotes for quotes in _DOCSTRING_QUOTES if line.count(quotes) % 2 == 1), None)
+        code.append(line)
+    return "\n".join(code)
+
+
+def _inside_string(before: str, python: bool) -> bool:
+    return before.count('"') % 2 == 1 or (python and before.count("'") % 2 == 1)
+
+
+def code_text(content: str, metadata: Mapping[str, Any]) -> str:
+    """What the code stream indexes: a document's text as `searchable_text`, less its comments and docstrings.
+
+    Questions about how something works share words with the code that does it; long API comments (a
+    Rust `///` block with examples, a Python docstring) share them with everything they mention. Ranking
+    the code alone as a stream of its own lifts the implementation (docs/benchmarks.md).
+    """
+    language = metadata.get("language")
+    return searchable_text(strip_comments(content, language if isinstance(language, str) else None), metadata)
+
+
+_QUERY_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def compound_terms(query: str, tokenizer: Tokenizer) -> list[str]:
+    """Each pair of adjacent query words glued as an identifier would be, as the tokenizer's terms.
+
+    "one-shot channel" asks for `oneshot`, "run queue" for `run_queue`, "not found" for `NotFound`:
+    an identifier is indexed whole as well as by its parts, so the glued pair (as one word and in
+    snake_case) names it. Only terms the index holds are worth adding; the caller checks.
+    """
+    words = [word.lower() for word in _QUERY_WORD.findall(query)]
+    terms: list[str] = []
+    for first, second in itertools.pairwise(words):
+        if len(first) <= 1 or len(second) <= 1:
+            continue
+        parts = {*tokenizer(first), *tokenizer(second)}
+        for glued in (first + second, f"{first}_{second}"):
+            whole = tokenizer(glued)[:1]
+            if whole and whole[0] not in parts and whole[0] not in terms:
+                terms.append(whole[0])
+    return terms
 
 
 def name_text(content: str, metadata: Mapping[str, Any]) -> str:

@@ -115,6 +115,8 @@ class GenerationImage:
     names_slots: np.ndarray | None
     files: dict[str, FileRecord]
     symbols: list[Symbol]
+    code: dict[str, np.ndarray] | None = None
+    code_slots: np.ndarray | None = None
 
 
 class DocumentStore(Protocol):
@@ -150,12 +152,14 @@ class IndexState:
         bm25: BM25Stream,
         names: BM25Stream | None = None,
         vectors: VectorStream | None = None,
+        code: BM25Stream | None = None,
     ) -> None:
         self.knowledge_base = knowledge_base
         self.bm25 = bm25
         self.names = names
         self.vectors = vectors
-        self.stores: list[DocumentStore] = [s for s in (knowledge_base, bm25, names, vectors) if s is not None]
+        self.code = code
+        self.stores: list[DocumentStore] = [s for s in (knowledge_base, bm25, names, code, vectors) if s is not None]
         self.symbols = SymbolIndex()
         self.files: dict[str, FileRecord] = {}
         self.skipped_files: dict[str, SkippedFile] = {}
@@ -214,10 +218,8 @@ class IndexState:
             index, slot_documents = self.knowledge_base.export_index()
             documents = [d for d in slot_documents if d is not None]
             position = {d.id: i for i, d in enumerate(documents)}
-            names, names_slots = None, None
-            if self.names is not None:
-                names, names_documents = self.names.export_index()
-                names_slots = _positions(names_documents, position)
+            names, names_slots = _export(self.names, position)
+            code, code_slots = _export(self.code, position)
             return GenerationImage(
                 self.generation,
                 self.last_committed_at,
@@ -228,6 +230,8 @@ class IndexState:
                 names_slots,
                 {path: replace(record, chunk_ids=list(record.chunk_ids)) for path, record in self.files.items()},
                 self.symbols.all(),
+                code,
+                code_slots,
             )
 
     def install(self, image: GenerationImage) -> None:
@@ -235,12 +239,17 @@ class IndexState:
         documents = image.documents
         with self.lock.writing():
             self.knowledge_base.load_index(image.index, _at(documents, image.index_slots))
-            if self.names is not None:
-                if image.names is not None and image.names_slots is not None:
-                    self.names.load_index(image.names, _at(documents, image.names_slots))
-                else:
-                    self.names.clear()
-                    self.names.replace_documents((), documents)
+            for stream, arrays, slots in (
+                (self.names, image.names, image.names_slots),
+                (self.code, image.code, image.code_slots),
+            ):
+                if stream is None:
+                    continue
+                if arrays is not None and slots is not None:
+                    stream.load_index(arrays, _at(documents, slots))
+                else:  # a snapshot written without this stream: index its documents again
+                    stream.clear()
+                    stream.replace_documents((), documents)
             if self.vectors is not None:
                 self.vectors.clear()
                 self.vectors.replace_documents((), documents)
@@ -262,6 +271,16 @@ class IndexState:
 
     def chunk_count(self) -> int:
         return sum(len(record.chunk_ids) for record in self.files.values())
+
+
+def _export(
+    stream: BM25Stream | None, position: dict[str, int]
+) -> tuple[dict[str, np.ndarray] | None, np.ndarray | None]:
+    """A stream's own index and its slots as positions in the image's documents (None without the stream)."""
+    if stream is None:
+        return None, None
+    arrays, slot_documents = stream.export_index()
+    return arrays, _positions(slot_documents, position)
 
 
 def _positions(slot_documents: Sequence[Document | None], position: dict[str, int]) -> np.ndarray:

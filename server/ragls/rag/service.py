@@ -18,7 +18,7 @@ from ragls.errors import InvalidArgument, RaglsError
 from ragls.index.bm25 import BM25Stream
 from ragls.index.embedding import EmbeddingProvider
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.tokenize import name_text, tokenizer_for
+from ragls.index.tokenize import code_text, name_text, tokenizer_for
 from ragls.index.vectors import VectorStream
 from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
@@ -554,19 +554,23 @@ def _store_recipe(settings: Settings) -> str:
 
 def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
     tokenizer = tokenizer_for(settings.tokenizer)
-    names = BM25Stream(tokenizer, text=name_text, name="names") if settings.weights.names > 0 else None
+    weights = settings.weights
+    names = BM25Stream(tokenizer, text=name_text, name="names", compounds=True) if weights.names > 0 else None
+    code = BM25Stream(tokenizer, text=code_text, name="code") if weights.code > 0 else None
     vectors = VectorStream(embedding, background=True) if embedding is not None else None
     knowledge_base = InMemoryKnowledgeBase(tokenizer)
-    return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors)
+    return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors, code)
 
 
 def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
-    """BM25, TF-IDF and symbol names fused by normalized scores; with an embedding provider, dense vectors join
-    once every chunk has one."""
+    """BM25, BM25 over code alone, TF-IDF and symbol names fused by normalized scores; with an embedding provider,
+    dense vectors join once every chunk has one."""
     weights = settings.weights
     builder = HybridRetriever.builder().stream(state.bm25, weights.bm25).stream(state.knowledge_base, weights.vector)
     if state.names is not None:
         builder.stream(state.names, weights.names)
+    if state.code is not None:
+        builder.stream(state.code, weights.code)
     vectors = state.vectors
     if vectors is not None:
         builder.stream(WhenComplete(vectors, lambda: vectors.complete), weights.dense)

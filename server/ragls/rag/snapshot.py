@@ -37,9 +37,10 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
     Members are streamed into an uncompressed zip, so writing needs little memory beyond the index.
     """
     arrays = {"index_slots": image.index_slots, **{f"index.{k}": v for k, v in image.index.items()}}
-    if image.names is not None and image.names_slots is not None:
-        arrays["names_slots"] = image.names_slots
-        arrays.update({f"names.{k}": v for k, v in image.names.items()})
+    for stream, index, slots in (("names", image.names, image.names_slots), ("code", image.code, image.code_slots)):
+        if index is not None and slots is not None:
+            arrays[f"{stream}_slots"] = slots
+            arrays.update({f"{stream}.{k}": v for k, v in index.items()})
     arrays["text_offsets"] = _offsets([_utf8_length(d.content) for d in image.documents])
     header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
     # One temporary file per process, so two servers on one folder never write into the same file.
@@ -131,6 +132,7 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
     }
     symbols = [Symbol(*row) for row in json.loads(archive.read("symbols.json"))]
     names = _prefixed(arrays, "names.") or None
+    code = _prefixed(arrays, "code.") or None
     return GenerationImage(
         int(header["generation"]),
         header.get("committedAt"),
@@ -141,6 +143,8 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         arrays["names_slots"] if names else None,
         files,
         symbols,
+        code,
+        arrays["code_slots"] if code else None,
     )
 
 

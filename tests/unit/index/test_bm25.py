@@ -105,3 +105,15 @@ def test_compaction_keeps_scores() -> None:
     assert before.keys() == after.keys()
     for key, value in before.items():
         assert after[key] == pytest.approx(value, rel=1e-5)
+
+
+def test_compounds_add_glued_query_words_the_index_holds() -> None:
+    texts = ["func NotFound(w Writer) {}", "the value was not found", "unrelated text here", "more filler words"]
+    docs = [Document(f"d{i}", text, {}) for i, text in enumerate(texts)]
+    plain, glued = BM25Stream(), BM25Stream(compounds=True)
+    plain.add_documents(docs)
+    glued.add_documents(docs)
+    # "not" is a stop word: alone, "found" decides and the shorter document wins; glued, `notfound` names d0.
+    assert plain.search("not found", 1)[0].document.id == "d1"
+    assert glued.search("not found", 1)[0].document.id == "d0"
+    assert glued.search("zzz qqq", 1) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragls.index.tokenize import code_tokens, expand_query, seed_tokens, stem
+from ragls.index.tokenize import code_text, code_tokens, compound_terms, expand_query, seed_tokens, stem, strip_comments
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,29 @@ def test_synonyms_expand_both_ways() -> None:
     assert code_tokens("database") == ["databas"]
     assert "databas" in expand_query(code_tokens("db pool"), code_tokens)
     assert "db" in expand_query(code_tokens("database pool"), code_tokens)
+
+
+def test_strip_comments_keeps_code_lines_only() -> None:
+    python = 'def f(x):\n    """Docstring\n    more."""\n    # note\n    y = x  # trailing\n    return "a # b"\n'
+    assert strip_comments(python, "python") == 'def f(x):\n    y = x \n    return "a # b"\n'
+    # A triple-quoted string that code opens is code to its end, docstring-like lines included.
+    query = 'SQL = """\nselect 1  # not a comment\n"""\ndef g():\n    return SQL\n'
+    assert strip_comments(query, "python") == query
+    rust = '/// Docs.\nfn f() { // why\n    /* a\n       b */\n    let u = "http://x";\n}'
+    assert strip_comments(rust, "rust") == 'fn f() {\n    let u = "http://x";\n}'
+    # Prose and languages without a known comment syntax are kept whole.
+    assert strip_comments("# Title\n// text", "markdown") == "# Title\n// text"
+
+
+def test_code_text_adds_path_and_symbol_like_searchable_text() -> None:
+    metadata = {"file": "pool.go", "language": "go", "symbol": "Pool.Get"}
+    assert code_text("// Get takes a connection.\nfunc (p *Pool) Get() {}", metadata) == (
+        "func (p *Pool) Get() {}\npool.go Pool.Get"
+    )
+
+
+def test_compound_terms_glue_adjacent_words_as_identifiers() -> None:
+    assert compound_terms("a one-shot channel", code_tokens) == ["oneshot", "one_shot", "shotchannel", "shot_channel"]
+    # Stop words glue too ("not found" names `NotFound`), one-letter words do not.
+    assert "notfound" in compound_terms("not found", code_tokens)
+    assert compound_terms("a b", code_tokens) == []

@@ -270,6 +270,21 @@ def test_a_snapshot_without_the_names_stream_still_serves_a_session_that_has_one
     assert _answers(restarted) == _answers(fresh)
 
 
+def test_a_snapshot_without_the_code_stream_still_serves_a_session_that_has_one(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    plain = RagService(root, Settings(cache_dir=str(cache), weights=Weights(code=0.0)), persist=True)
+    plain.index_directory()
+    plain.close()
+    restarted = service(root, cache)
+    image = stored_image(restarted)
+    assert image is not None and image.code is None
+    restarted.index_directory()
+    assert restarted.state.code is not None and len(restarted.state.code) == restarted.status().chunks
+    fresh = service(root, tmp_path / "fresh-cache")
+    fresh.index_directory()
+    assert _answers(restarted) == _answers(fresh)
+
+
 def test_a_snapshot_from_before_a_clear_is_never_loaded(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     indexed_and_closed(root, cache)
