@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import start_session, write_tree
@@ -65,3 +66,30 @@ async def test_a_folder_whose_gitignore_ignores_everything_warns(client: Languag
     assert status["folders"][0]["files"] == 0 and status["folders"][0]["state"] == "idle"
     message = await wait_message(client, "no files admitted")
     assert ".gitignore:3 /* ignores 2 (README, kernel/)" in message
+
+
+async def test_a_breach_while_watching_is_shown_and_keeps_the_last_index(
+    client: LanguageClient, workspace: Path
+) -> None:
+    session = await start_session(
+        client, workspace, "visual-studio-code@v1.65.2", init_options={"limits": {"maxFiles": 5}}
+    )
+    status = await session.wait_indexed()
+    indexed = status["folders"][0]["files"]
+    assert indexed <= 5
+    events = []
+    for index in range(6 - indexed):
+        path = workspace / "src" / f"burst_{index}.py"
+        path.write_text(f"def burst_function_{index}():\n    return {index}\n", encoding="utf-8")
+        events.append(types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created))
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=events))
+    message = await wait_message(client, "after file changes failed")
+    assert "maxFiles limit of 5 exceeded" in message and "ragls.limits.maxFiles" in message
+    assert "searching the last complete index" in message
+    results = (await session.search("connection pool"))["results"]
+    assert any(r["metadata"]["file"] == "src/db/pool.py" for r in results)
+    assert not (await session.search("burst_function_0"))["results"] or all(
+        not r["metadata"]["file"].startswith("src/burst_")
+        for r in (await session.search("burst_function_0"))["results"]
+    )
+    assert (await session.request("rag/status", {}))["folders"][0]["files"] == indexed

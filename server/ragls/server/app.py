@@ -201,12 +201,32 @@ class RaglsServer(LanguageServer):
         folder = self.folders.add(uri)
         key = folder_key(uri)
         if key not in self.queues:
-            self.queues[key] = FreshnessQueue(lambda: folder.service)
+            loop = asyncio.get_running_loop()
+            self.queues[key] = FreshnessQueue(
+                lambda: folder.service, on_done=lambda summary, error: self.after_refresh(loop, folder, error)
+            )
         if self.server_watching_wanted():
             self.start_server_watcher(folder)
         folder.service.mark_pending()
         asyncio.get_running_loop().create_task(self.index_folder(folder))
         return folder
+
+    def after_refresh(self, loop: asyncio.AbstractEventLoop, folder: Folder, error: Exception | None) -> None:
+        """After file events were re-ingested (on the freshness thread): tell the user what went wrong, on the loop.
+
+        A failed update leaves the last good generation searchable; the user hears why once per message.
+        """
+        notices = [f"ragls: {notice}" for notice in folder.service.take_notices()]
+        if error is not None:
+            notices.append(
+                f"ragls: updating {folder.root} after file changes failed: {error}; "
+                "searching the last complete index"
+            )
+        for notice in notices:
+            try:
+                loop.call_soon_threadsafe(self.warn, notice)
+            except RuntimeError:  # the loop is closed: the server is shutting down
+                log.warning("%s", notice)
 
     def close_folder(self, uri: str) -> None:
         key = folder_key(uri)
