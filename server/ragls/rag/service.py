@@ -242,6 +242,10 @@ class RagService:
             self._report(str(exc))
             self._store.discard()
             return
+        finally:
+            for notice in self._store.notices:
+                self._report(notice)
+            self._store.notices.clear()
         if stored is not None:
             if self.state.vectors is not None:
                 self.state.vectors.cache.update(self._store.load_vectors(self.state.vectors.provider.model))
