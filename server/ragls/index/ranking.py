@@ -30,15 +30,18 @@ def top_results(
         kth = np.partition(scores[candidates], candidates.size - top_k)[candidates.size - top_k]
         candidates = candidates[scores[candidates] >= kth]
     order = candidates[np.argsort(-scores[candidates], kind="stable")]
-    descending = -scores[order]
+    slots, ordered = order.tolist(), scores[order].tolist()
     results: list[SearchResult] = []
-    start = 0
-    while start < order.size and len(results) < top_k:
-        end = int(np.searchsorted(descending, descending[start], side="right"))
-        for slot in sorted(order[start:end].tolist(), key=lambda slot: _id(documents[slot])):
+    start, n = 0, len(slots)
+    while start < n and len(results) < top_k:
+        end = start + 1
+        while end < n and ordered[end] == ordered[start]:
+            end += 1
+        group = slots[start:end] if end - start == 1 else sorted(slots[start:end], key=lambda s: _id(documents[s]))
+        for slot in group:
             document = documents[slot]
             if document is not None and matches(document, filters):
-                results.append(SearchResult(document, float(scores[slot])))
+                results.append(SearchResult(document, ordered[start]))
                 if len(results) == top_k:
                     break
         start = end
