@@ -368,11 +368,11 @@ class _QuietInvalidParams(logging.Filter):
 def run_server(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> None:
     """Start serving on stdio (default) or TCP."""
     from ragls.server.handlers import create_server
-    from ragls.server.stdio import serve_stdio
+    from ragls.server.stdio import serve_stdio, serve_tcp
 
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietInvalidParams())
     server = create_server()
     if tcp:
-        server.start_tcp(host, port)
+        serve_tcp(server, host, port)
     else:
         serve_stdio(server)

@@ -1,4 +1,4 @@
-"""LSP over stdio, reading the pipe on the event loop itself.
+"""LSP over stdio (and TCP), reading on the event loop itself.
 
 pygls reads stdin through its thread pool, so every message costs three handoffs between a pool
 thread and the event loop (the header, the blank line, the body). Reading the pipe with asyncio's
@@ -97,6 +97,36 @@ def serve_stdio(server: RaglsServer) -> None:
         log.error("the client closed the connection; shutting down")
     except (KeyboardInterrupt, SystemExit):
         pass  # `exit` ends the loop with SystemExit, as under start_io
+    finally:
+        server.shutdown()
+
+
+def serve_tcp(server: RaglsServer, host: str, port: int) -> None:
+    """pygls's `start_tcp` with this module's reader and checks: one client, then `exit` or its hang-up ends it.
+
+    pygls's own TCP loop reads with asyncio's default line limit, so one over-long line ended the server.
+    """
+    listening: list[asyncio.Server] = []
+
+    async def connection(stream: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server.protocol.set_writer(writer)  # what pygls's start_tcp passes too
+        try:
+            await read_bodies(PipeReader(stream), server.protocol.receive)
+        finally:
+            for listener in listening:
+                listener.close()
+
+    async def main() -> None:
+        listener = await asyncio.start_server(connection, host, port, limit=MAX_LINE_BYTES)
+        listening.append(listener)
+        log.info("serving on %s", ", ".join(str(sock.getsockname()) for sock in listener.sockets))
+        with contextlib.suppress(asyncio.CancelledError):
+            await listener.serve_forever()
+
+    try:
+        asyncio.run(main())
+    except (KeyboardInterrupt, SystemExit):
+        pass  # `exit` ends the loop with SystemExit, as on stdio
     finally:
         server.shutdown()
 
