@@ -82,3 +82,46 @@ def test_a_file_swapped_with_a_symlink_during_indexing_never_leaks_the_target(tm
         swapper.join(timeout=10)
         sys.setswitchinterval(switch_interval)
     assert service.search(SECRET, 5) == []
+
+
+def test_a_folder_swapped_with_a_symlink_during_indexing_never_leaks_the_target(tmp_path: Path) -> None:
+    """O_NOFOLLOW guards only a path's last component: a folder on the way is checked the same way."""
+    secret = outside_secret(tmp_path)
+    (secret.parent / "notes.txt").write_text(f"token = {SECRET}\n", encoding="utf-8")
+    root = tmp_path / "workspace"
+    folder = root / "docs"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("ordinary notes\n", encoding="utf-8")
+    (folder / "secret.txt").write_text("ordinary secret\n", encoding="utf-8")
+    stop = threading.Event()
+
+    def swap() -> None:
+        """Swap the folder for a link to the outside folder and back, atomically, again and again."""
+        real = root / ".docs.real"
+        for count in range(MAX_SWAPS):
+            if stop.is_set():
+                return
+            if count % 2 == 0:
+                os.rename(folder, real)
+                folder.symlink_to(secret.parent, target_is_directory=True)
+            else:
+                folder.unlink()
+                os.rename(real, folder)
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    service = RagService(root, Settings(cache_dir=str(tmp_path / "cache"), embedding="none"), persist=False)
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_SECONDS)
+    swapper.start()
+    try:
+        for _ in range(N_RUNS):
+            try:
+                service.index_directory()
+            except OSError:
+                continue  # the walk may find the folder half-swapped; what matters is what gets in
+            leaked = [d.id for d in service.state.image().documents if SECRET in d.content]
+            assert leaked == [], f"indexed through a symlinked folder: {leaked}"
+    finally:
+        stop.set()
+        swapper.join(10)
+        sys.setswitchinterval(switch_interval)

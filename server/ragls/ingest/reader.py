@@ -58,12 +58,14 @@ def stat_file(path: str | Path) -> FileStat | None:
     return FileStat((info.st_mtime_ns, info.st_size, info.st_ino), info.st_size)
 
 
-def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
+def read_regular_file(path: str | Path, max_bytes: int, root: Path | None = None) -> bytes:
     """A regular file's bytes, checked on the opened descriptor so a swap after any check cannot redirect it.
 
-    Raises SkippedOpen for a symlink, a special file or more than `max_bytes`, and OSError when unreadable.
+    With `root`, every folder between it and the file is opened without following links too, so a folder
+    swapped for a link to elsewhere cannot lead outside either. Raises SkippedOpen for a symlink, a special
+    file or more than `max_bytes`, and OSError when unreadable.
     """
-    with _open_no_follow(path) as handle:
+    with _open_beneath(root, Path(path)) if root is not None else _open_no_follow(path) as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise SkippedOpen("special")
@@ -90,14 +92,20 @@ def read_regular_prefix(path: str | Path, max_bytes: int) -> tuple[bytes, int]:
 
 
 def read_file(
-    path: Path, rel_path: str, limits: Limits, shape: ChunkShape, previous_fingerprint: str | None
+    path: Path,
+    rel_path: str,
+    limits: Limits,
+    shape: ChunkShape,
+    previous_fingerprint: str | None,
+    root: Path | None = None,
 ) -> ReadOutcome:
-    """Read, decode, fingerprint and (when the fingerprint changed) chunk one file."""
+    """Read, decode, fingerprint and (when the fingerprint changed) chunk one file (below `root`, when given,
+    through no symlinked folder)."""
     file_format = detect_format(rel_path)
     if file_format is None:
         return ReadOutcome("binary")
     try:
-        data = read_regular_file(path, limits.max_file_bytes)
+        data = read_regular_file(path, limits.max_file_bytes, root)
     except SkippedOpen as skipped:
         return ReadOutcome(skipped.reason)
     except OSError:
@@ -127,6 +135,40 @@ def _open_no_follow(path: str | Path) -> BinaryIO:
         if exc.errno == errno.EISDIR:
             raise SkippedOpen("special") from exc  # a directory swapped in: not a regular file either
         raise
+
+
+def _open_beneath(root: Path, path: Path) -> BinaryIO:
+    """Open `path` below `root` one component at a time, refusing a symlink at every step (openat with
+    O_NOFOLLOW, which is what Linux's RESOLVE_NO_SYMLINKS does in one call)."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return _open_no_follow(path)
+    if not parts or not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:
+        return _open_no_follow(path)
+    directory_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    directory = os.open(root, directory_flags & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for part in parts[:-1]:
+            try:
+                inner = os.open(part, directory_flags, dir_fd=directory)
+            except OSError as exc:
+                if exc.errno in _SYMLINK_ERRNOS or exc.errno == errno.ENOTDIR:
+                    raise SkippedOpen("symlink") from exc
+                raise
+            os.close(directory)
+            directory = inner
+        try:
+            descriptor = os.open(parts[-1], _OPEN_FLAGS, dir_fd=directory)
+        except OSError as exc:
+            if exc.errno in _SYMLINK_ERRNOS:
+                raise SkippedOpen("symlink") from exc
+            if exc.errno == errno.EISDIR:
+                raise SkippedOpen("special") from exc
+            raise
+    finally:
+        os.close(directory)
+    return os.fdopen(descriptor, "rb")
 
 
 def _no_follow_opener(path: str, flags: int) -> int:

@@ -61,7 +61,7 @@ def read_lines(
             f"path {rel} is not a file of the index (missing, ignored, binary or skipped): only the files that "
             "search_code and find_symbols cite can be read",
         )
-    lines = _text(root / rel, rel, max_file_bytes).splitlines()
+    lines = _text(root, rel, max_file_bytes).splitlines()
     if first > max(len(lines), 1):
         raise InvalidArgument(
             "start_line", f"start_line must be at most {len(lines)}, the last line of {rel}, got {first}"
@@ -114,9 +114,10 @@ def _refuse_links(root: Path, rel: str) -> None:
             raise InvalidArgument("path", f"path {rel} {where} a symbolic link: only files in the folder are read")
 
 
-def _text(full: Path, rel: str, max_file_bytes: int) -> str:
+def _text(root: Path, rel: str, max_file_bytes: int) -> str:
     try:
-        data = read_regular_file(full, max_file_bytes)
+        # Below the root through no symlink at any step, whatever changed since `_refuse_links` looked.
+        data = read_regular_file(root / rel, max_file_bytes, root)
     except SkippedOpen as skipped:
         reason = {"symlink": "is a symbolic link", "tooLarge": f"is over maxFileBytes ({max_file_bytes:,} bytes)"}
         raise InvalidArgument("path", f"path {rel} {reason.get(skipped.reason, 'is not a regular file')}") from None

@@ -173,6 +173,7 @@ class Indexer:
             self.settings.limits,
             self.settings.chunk_shape,
             record.fingerprint if record else None,
+            self.root,
         )
         if outcome.skip_reason is not None:
             staging.report.skipped[outcome.skip_reason] += 1
