@@ -27,6 +27,8 @@ class FolderWatcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"ragls-watch-{root.name}", daemon=True)
         self.watched_directories: list[str] = []
+        # Set once the directories are listed and their watches being armed (which takes milliseconds).
+        self.listening = threading.Event()
 
     def start(self) -> None:
         self._thread.start()
@@ -35,17 +37,25 @@ class FolderWatcher:
         self._stop.set()
 
     def _run(self) -> None:
+        catch_up = False
         while not self._stop.is_set():
             try:
-                self._watch_once()
+                self._watch_once(catch_up)
+                catch_up = False
             except Exception as exc:  # A watcher problem must not kill the server; retry after a pause.
-                log.warning("file watcher for %s failed: %s", self.root, exc)
+                # watchfiles drops the whole batch it failed on (a file name that is not UTF-8 does it), so the
+                # re-armed watch first has the folder walked again: stat keys make that cheap.
+                log.warning("file watcher for %s failed: %s; watching again, then re-reading changes", self.root, exc)
+                catch_up = True
                 self._stop.wait(1.0)
 
-    def _watch_once(self) -> None:
+    def _watch_once(self, catch_up: bool = False) -> None:
         rules = IgnoreRules(self.root)
         directories = admitted_directories(self.root, self.limits, rules)
         self.watched_directories = directories
+        self.listening.set()
+        if catch_up:
+            self.on_paths([""])  # the folder itself: every file is checked against its stat key
         paths = [self.root / d if d else self.root for d in directories]
         for changes in watchfiles.watch(
             *paths,
