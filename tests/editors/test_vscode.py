@@ -169,3 +169,22 @@ def test_vsix_holds_the_bundle_and_docs_only() -> None:
     assert not [n for n in names if "/src/" in n or "node_modules" in n or "/test/" in n or n.endswith(".map")], names
     assert manifest["icon"] == "media/icon.png"
     assert vsix.stat().st_size < 2_000_000
+
+
+def test_manifest_has_keys_menus_view_walkthrough_and_ordered_settings() -> None:
+    contributes = json.loads((EXTENSION / "package.json").read_text())["contributes"]
+    configuration = contributes["configuration"]
+    assert configuration["title"] == "ragls"
+    orders = [schema.get("order") for schema in configuration["properties"].values()]
+    assert all(isinstance(order, int) for order in orders), orders
+    assert orders == sorted(orders) and len(set(orders)) == len(orders), orders
+    assert next(iter(configuration["properties"])) == "ragls.server.command"
+    keys = {binding["command"]: binding for binding in contributes["keybindings"]}
+    assert keys["ragls.searchWorkspace"]["key"] == keys["ragls.searchSelection"]["key"] == "ctrl+alt+r"
+    context_menu = {entry["command"] for entry in contributes["menus"]["editor/context"]}
+    assert context_menu == {"ragls.searchSelection", "ragls.copyContextPromptForSelection"}
+    assert [view["id"] for view in contributes["views"]["ragls"]] == ["ragls.results"]
+    (walkthrough,) = contributes["walkthroughs"]
+    assert walkthrough["id"] == "ragls.firstRun"
+    for step in walkthrough["steps"]:
+        assert (EXTENSION / step["media"]["markdown"]).is_file(), step

@@ -13,12 +13,16 @@ import {
   WorkDoneProgressCreateRequest,
 } from "vscode-languageclient/node";
 import { RagConnection } from "./protocol";
-import { formatCommand, nodeProbe, resolveServerCommand, ServerCommandError, SETTING } from "./models/serverCommand";
+import { RestartPolicy } from "./models/restartPolicy";
+import { formatCommand, nodeProbe, resolveServerCommand, ServerCommand } from "./models/serverCommand";
+import { describeExit, ServerProcess } from "./models/serverProcess";
 import { serverSettings } from "./models/settings";
 import { ProgressValue, ServerState } from "./models/status";
 
 export const CLIENT_ID = "ragls";
 const STOP_TIMEOUT_MS = 5000;
+/** How long a closed connection waits for the process's exit code before it reports without one. */
+const EXIT_WAIT_MS = 3000;
 
 /** What the rest of the extension hears about the server. */
 export interface ServerEvents {
@@ -29,6 +33,11 @@ export interface ServerEvents {
 /** Owns the LanguageClient: resolves the command, starts it, restarts it, sends settings. */
 export class ServerController implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private process: ServerProcess | undefined;
+  private readonly restarts = new RestartPolicy();
+  /** One notification per failure: set when a start attempt's failure has been reported. */
+  private reported = false;
+  private running = false;
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -45,31 +54,39 @@ export class ServerController implements vscode.Disposable {
 
   async start(): Promise<void> {
     this.events.onState("starting");
+    this.reported = false;
+    this.running = false;
     const settings = vscode.workspace.getConfiguration("ragls");
-    let serverOptions: ServerOptions;
+    let command: ServerCommand;
     try {
-      const command = resolveServerCommand(settings.get("server.command"), nodeProbe());
-      this.output.appendLine(`Starting the server (${command.source}): ${formatCommand(command)}`);
-      // No `transport`: TransportKind.stdio would append `--stdio` to the arguments.
-      serverOptions = { command: command.command, args: command.args };
+      command = resolveServerCommand(settings.get("server.command"), nodeProbe());
     } catch (error) {
-      this.failed(error);
+      this.report(error instanceof Error ? error.message : String(error), ["Open Settings"]);
       return;
     }
-    const client = new LanguageClient(CLIENT_ID, "ragls", serverOptions, this.clientOptions());
+    this.output.appendLine(`Starting the server (${command.source}): ${formatCommand(command)}`);
+    // We spawn the process ourselves (vscode-languageclient would hide its exit code and stderr).
+    const serverOptions: ServerOptions = () => {
+      this.process = new ServerProcess(command);
+      this.reported = false;
+      return Promise.resolve(this.process.child);
+    };
+    const client = new RaglsLanguageClient(CLIENT_ID, "ragls", serverOptions, this.clientOptions());
     client.registerFeature(new ProgressTap(client, this.events));
     client.onDidChangeState(({ newState }) => this.stateChanged(client, newState));
     this.client = client;
     try {
       await client.start();
     } catch (error) {
-      this.failed(error);
+      await this.reportStartFailure(error);
     }
   }
 
   async stop(): Promise<void> {
     const client = this.client;
+    const serverProcess = this.process;
     this.client = undefined;
+    this.process = undefined;
     if (client !== undefined && client.needsStop()) {
       try {
         await client.stop(STOP_TIMEOUT_MS);
@@ -77,10 +94,13 @@ export class ServerController implements vscode.Disposable {
         this.output.appendLine(`Stopping the server: ${String(error)}`);
       }
     }
+    await serverProcess?.kill();
     this.events.onState("stopped");
   }
 
+  /** A user's restart: the crash count starts again. */
   async restart(): Promise<void> {
+    this.restarts.reset();
     await this.stop();
     await this.start();
   }
@@ -116,17 +136,52 @@ export class ServerController implements vscode.Disposable {
         },
       },
       initializationFailedHandler: (error) => {
-        this.failed(error);
+        void this.reportStartFailure(error);
         return false;
       },
       errorHandler: {
-        error: () => ({ action: ErrorAction.Continue }),
-        closed: () => ({
-          action: CloseAction.DoNotRestart,
-          message: "The ragls server stopped. Run “ragls: Restart Server”; the ragls output has its log.",
-        }),
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => this.closed(),
       },
     };
+  }
+
+  /** The connection closed without a stop: a start that failed, or a crash to restart within the bound. */
+  private async closed(): Promise<{ action: CloseAction; handled: true }> {
+    const serverProcess = this.process;
+    const exit = await serverProcess?.waitForExit(EXIT_WAIT_MS);
+    if (serverProcess === undefined || exit === undefined) {
+      this.report("ragls: the connection to the server closed. The ragls output has its log.", ["Restart", "Show Log"]);
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    if (!this.running) {
+      this.report(describeExit(serverProcess.command, exit, "start"), ["Open Settings", "Show Log"]);
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    const stopped = describeExit(serverProcess.command, exit, "running");
+    this.output.appendLine(stopped);
+    this.running = false;
+    if (this.restarts.crashed()) {
+      this.output.appendLine(`Restarting the server (${this.restarts.recentCrashes} of ${this.restarts.bound.maxRestarts}).`);
+      this.events.onState("starting");
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.report(
+      `${stopped.replace(/\.$/, "")}; it stopped ${this.restarts.recentCrashes} times, more than ${this.restarts.describeBound()}, so it was not restarted.`,
+      ["Restart", "Show Log"],
+    );
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private async reportStartFailure(error: unknown): Promise<void> {
+    const serverProcess = this.process;
+    const exit = await serverProcess?.waitForExit(EXIT_WAIT_MS);
+    if (serverProcess !== undefined && exit !== undefined) {
+      this.report(describeExit(serverProcess.command, exit, "start"), ["Open Settings", "Show Log"]);
+    } else {
+      const message = error instanceof Error ? error.message : String(error);
+      this.report(`ragls: the server did not start: ${message}`, ["Open Settings", "Show Log"]);
+    }
   }
 
   private stateChanged(client: LanguageClient, state: State): void {
@@ -134,24 +189,43 @@ export class ServerController implements vscode.Disposable {
       return;
     }
     if (state === State.Running) {
+      this.running = true;
       this.events.onState("running");
-    } else if (state === State.Stopped) {
-      this.events.onState("failed", "The ragls server stopped. Click for status; run “ragls: Restart Server”.");
+    } else if (state === State.Stopped && this.reported) {
+      this.events.onState("failed", "The ragls server stopped. Click for the menu; run “ragls: Restart Server”.");
     }
   }
 
-  private failed(error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
+  /** The one notification of a failure, with its fixes; later reports of the same failure go to the log only. */
+  private report(message: string, actions: ("Open Settings" | "Show Log" | "Restart")[]): void {
     this.output.appendLine(message);
     this.events.onState("failed", message);
-    const fix = error instanceof ServerCommandError ? "Open Settings" : "Show Log";
-    void vscode.window.showErrorMessage(message, fix).then((choice) => {
+    if (this.reported) {
+      return;
+    }
+    this.reported = true;
+    void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
       if (choice === "Open Settings") {
-        void vscode.commands.executeCommand("workbench.action.openSettings", SETTING);
+        void vscode.commands.executeCommand("ragls.openSettings");
       } else if (choice === "Show Log") {
         this.output.show();
+      } else if (choice === "Restart") {
+        void this.restart();
       }
     });
+  }
+}
+
+/** vscode-languageclient shows its own toasts for errors ("Pending response rejected since connection got
+ * disposed", "couldn't create connection"); ours say it once, in our words, so its errors go to the log only. */
+class RaglsLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+
+  // Its restart path passes a boolean where the data goes, which would log a stray "false".
+  override info(message: string, data?: unknown): void {
+    super.info(message, typeof data === "boolean" ? undefined : data, false);
   }
 }
 

@@ -12,8 +12,11 @@ interface Row extends vscode.QuickPickItem {
   item: SearchItem;
 }
 
-/** Shows the picker; resolves when it closes. */
-export function searchWorkspace(server: ServerController): Promise<void> {
+/** Where a finished search goes: the Results view keeps it. */
+export type SearchRecorder = (query: string, results: RagResult[]) => void;
+
+/** Shows the picker (with `initialQuery` searched at once, e.g. the selection); resolves when it closes. */
+export function searchWorkspace(server: ServerController, record: SearchRecorder, initialQuery?: string): Promise<void> {
   const connection = server.connection;
   const settings = clientSettings((key) => vscode.workspace.getConfiguration("ragls").get(key));
   const picker = vscode.window.createQuickPick<Row>();
@@ -30,7 +33,9 @@ export function searchWorkspace(server: ServerController): Promise<void> {
   let accepted = false;
   picker.onDidChangeValue((value) => session.setQuery(value));
   let previewing: Promise<void> = Promise.resolve();
+  let previewed = false;
   picker.onDidChangeActive((rows) => {
+    previewed ||= rows[0] !== undefined;
     previewing = preview(rows[0]?.item.result).catch(() => undefined);
   });
   picker.onDidAccept(async () => {
@@ -45,13 +50,22 @@ export function searchWorkspace(server: ServerController): Promise<void> {
   });
   const closed = new Promise<void>((resolve) => picker.onDidHide(() => resolve()));
   picker.onDidHide(() => {
+    const { query, items } = session.current;
+    if (query.length > 0 && items.length > 0) {
+      record(query, items.map((item) => item.result));
+    }
     session.dispose();
     picker.dispose();
-    if (!accepted && original !== undefined) {
+    // Back to where the user was only if a preview moved them: an empty search leaves the editor alone.
+    if (!accepted && previewed && original !== undefined) {
       void vscode.window.showTextDocument(original.document, { viewColumn: original.viewColumn, selection: original.selection });
     }
   });
   picker.show();
+  if (initialQuery !== undefined && initialQuery.trim().length > 0) {
+    picker.value = initialQuery;
+    session.setQuery(initialQuery);
+  }
   return closed;
 }
 

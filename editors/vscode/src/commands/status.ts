@@ -1,24 +1,34 @@
-// ragls: Show Status — every folder's index, in a dialog and in the output channel.
+// ragls: Show Status (and the status-bar item) — a menu whose title is the status; nothing runs on a stray Enter
+// but a search.
 import * as vscode from "vscode";
 import { ServerController } from "../client";
-import { describeFolders, fetchStatus } from "../models/status";
+import { describeFolders, fetchStatus, ServerState } from "../models/status";
+import { statusMenu, StatusMenuItem } from "../models/statusMenu";
 import { FolderStatus } from "../protocol";
+
+interface Row extends vscode.QuickPickItem {
+  item: StatusMenuItem;
+}
 
 export async function showStatus(
   server: ServerController,
   output: vscode.OutputChannel,
+  serverState: () => ServerState,
   onStatus: (folders: FolderStatus[]) => void,
 ): Promise<void> {
-  const folders = await fetchStatus(server.connection);
-  onStatus(folders);
-  const lines = describeFolders(folders);
-  output.appendLine(["ragls status:", ...lines].join("\n"));
-  const failed = folders.some((folder) => folder.state === "failed" || folder.error);
-  const title = failed ? "ragls: an index run failed" : "ragls: index status";
-  const choice = await vscode.window.showInformationMessage(title, { modal: true, detail: lines.join("\n") }, "Reindex", "Show Log");
-  if (choice === "Reindex") {
-    await vscode.commands.executeCommand("ragls.reindexWorkspace");
-  } else if (choice === "Show Log") {
-    output.show();
+  let folders: FolderStatus[] | undefined;
+  const state = serverState();
+  if (state === "running") {
+    folders = await fetchStatus(server.connection);
+    onStatus(folders);
+    output.appendLine(["ragls status:", ...describeFolders(folders)].join("\n"));
+  }
+  const menu = statusMenu(folders, state);
+  const picked = await vscode.window.showQuickPick<Row>(
+    menu.items.map((item) => ({ label: item.label, description: item.description, item })),
+    { title: menu.title, placeHolder: "What should ragls do?" },
+  );
+  if (picked !== undefined) {
+    await vscode.commands.executeCommand(picked.item.command);
   }
 }

@@ -8,10 +8,29 @@ export interface ContextPrompt {
   summary: string;
 }
 
-/** The question to ask: the selected text when there is some, else undefined (ask the user). */
+/** The selected text as a question (for "for Selection" commands), else undefined. */
 export function questionFromSelection(selectedText: string | undefined): string | undefined {
   const text = selectedText?.trim();
   return text ? text : undefined;
+}
+
+/** What the question box shows: the selection offered (on one line, editable), never used unasked. */
+export interface QuestionInput {
+  value: string;
+  prompt: string;
+}
+
+/** Input boxes hold one line; longer selections are cut so the box stays usable. */
+export const MAX_PREFILL_CHARS = 500;
+
+export function questionInput(selectedText: string | undefined): QuestionInput {
+  const offered = (questionFromSelection(selectedText) ?? "").replace(/\s+/g, " ").slice(0, MAX_PREFILL_CHARS);
+  return {
+    value: offered,
+    prompt: offered
+      ? "The question to ground on this workspace: the selection is offered; edit it or press Enter"
+      : "The question to ground on this workspace",
+  };
 }
 
 export async function buildContextPrompt(

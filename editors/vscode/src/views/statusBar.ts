@@ -6,6 +6,7 @@ import { FolderStatus } from "../protocol";
 export class StatusBarView implements vscode.Disposable {
   private readonly model = new StatusBarModel();
   private readonly item = vscode.window.createStatusBarItem("ragls.status", vscode.StatusBarAlignment.Left, 10);
+  private serverState: ServerState = "starting";
 
   constructor() {
     this.item.name = "ragls";
@@ -14,7 +15,13 @@ export class StatusBarView implements vscode.Disposable {
     this.item.show();
   }
 
+  /** The server's state as last reported, for the menu behind the item. */
+  get state(): ServerState {
+    return this.serverState;
+  }
+
   setServerState(state: ServerState, message?: string): void {
+    this.serverState = state;
     this.model.setServerState(state, message);
     this.render();
   }

@@ -6,6 +6,7 @@
 // press Enter and check the editor landed on the expected line. A screenshot is kept either way.
 //
 // node smoke.cjs --code-server BIN --vsix FILE --server-command JSON --screenshot FILE [--keep]
+/* global document */ // used inside page.waitForFunction, which runs in the browser
 "use strict";
 const { spawn, spawnSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -104,6 +105,11 @@ function freePort() {
   });
 }
 
+/** The command as the extension gets it: through env, so the smoke test can find the server's process. */
+function markedCommand(serverCommand, base) {
+  return ["/usr/bin/env", `RAGLS_SMOKE_MARK=${base}`, ...serverCommand];
+}
+
 function makeProfile(serverCommand) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "ragls-smoke-"));
   const dirs = {
@@ -122,7 +128,7 @@ function makeProfile(serverCommand) {
   fs.mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
   fs.mkdirSync(dirs.home, { recursive: true });
   const settings = {
-    "ragls.server.command": serverCommand,
+    "ragls.server.command": markedCommand(serverCommand, base),
     "ragls.cacheDir": dirs.cache,
     "ragls.search.debounceMs": 100,
     "workbench.startupEditor": "none",
@@ -135,6 +141,10 @@ function makeProfile(serverCommand) {
     "extensions.autoUpdate": false,
     "extensions.ignoreRecommendations": true,
     "chat.commandCenter.enabled": false,
+    // The smoke test types settings.json: no brackets, quotes or indentation added as it types.
+    "editor.autoClosingBrackets": "never",
+    "editor.autoClosingQuotes": "never",
+    "editor.autoIndent": "none",
   };
   fs.writeFileSync(path.join(dirs.userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
   return dirs;
@@ -257,6 +267,269 @@ async function drive(page, port, dirs, args) {
   if (!/selected/.test(position)) {
     throw new Error(`the chunk is not selected (${position})`);
   }
+  await checkResultsView(page, args);
+  await checkKeybindingAndContextMenu(page, args);
+  await checkPromptOffersSelection(page, args);
+  await checkStatusMenu(page, args);
+  await checkWalkthrough(page, args);
+  await checkCrashRestarts(page, dirs, args);
+  await checkWrongCommand(page, dirs, args);
+}
+
+async function editorLine(page) {
+  return Number(/Ln (\d+)/.exec(await statusBarText(page, /Ln \d+, Col \d+/, 15000))[1]);
+}
+
+async function focusEditor(page) {
+  await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+}
+
+/** Item 7: the Results panel keeps the search, grouped by file with previews; a click opens the range. */
+async function checkResultsView(page, args) {
+  await focusEditor(page);
+  await page.keyboard.press("Control+Home");
+  await runCommand(page, "ragls: Focus on Results View");
+  const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Results/i }) }).first();
+  const search = view.locator(".monaco-list-row", { hasText: QUERY }).first();
+  await search.waitFor({ timeout: 15000 });
+  const entry = view.locator(".monaco-list-row", { hasText: `${EXPECTED_SYMBOL} :${EXPECTED_LINE}-` }).first();
+  await entry.waitFor({ timeout: 15000 });
+  const rows = (await view.locator(".monaco-list-row").allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
+  log(`results view rows:\n  ${rows.join("\n  ")}`);
+  if (!rows.some((row) => row.startsWith("refunds.py"))) {
+    throw new Error("the Results view has no refunds.py file row");
+  }
+  await page.screenshot({ path: shotPath(args.screenshot, "results") });
+  await entry.click();
+  await page.waitForTimeout(500);
+  const line = await editorLine(page);
+  log(`results view click: Ln ${line}`);
+  if (line !== EXPECTED_LINE) {
+    throw new Error(`clicking the result landed on line ${line}, expected ${EXPECTED_LINE}`);
+  }
+}
+
+/** Selects the first line of the active editor. */
+async function selectFirstLine(page) {
+  await focusEditor(page);
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("Shift+End");
+  await page.waitForTimeout(200);
+}
+
+const FIRST_LINE = FIXTURE[EXPECTED_FILE].split("\n")[0];
+
+/** Item 6: Ctrl+Alt+R searches (for the selection when there is one); the context menu has both entries. */
+async function checkKeybindingAndContextMenu(page, args) {
+  await focusEditor(page);
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Control+Alt+KeyR");
+  const input = page.locator(".quick-input-widget input");
+  await page.locator(".quick-input-widget .quick-input-title", { hasText: "ragls: Search Workspace" }).waitFor({ timeout: 15000 });
+  if ((await input.inputValue()) !== "") {
+    throw new Error(`Ctrl+Alt+R without a selection prefilled "${await input.inputValue()}"`);
+  }
+  await page.keyboard.press("Escape");
+  await page.waitForTimeout(300);
+  await selectFirstLine(page);
+  await page.keyboard.press("Control+Alt+KeyR");
+  await page.locator(".quick-input-widget .quick-input-title", { hasText: "ragls: Search Workspace" }).waitFor({ timeout: 15000 });
+  await page.waitForFunction((expected) => document.querySelector(".quick-input-widget input")?.value === expected, FIRST_LINE, { timeout: 15000 });
+  log(`Ctrl+Alt+R with a selection searches for: ${await input.inputValue()}`);
+  await page.keyboard.press("Escape");
+  await page.waitForTimeout(500); // closing returns to the editor as it was before the previews
+  await selectFirstLine(page);
+  await page.locator(".editor-instance .monaco-editor .view-lines").first().click({ button: "right", position: { x: 40, y: 8 } });
+  const menu = page.locator(".monaco-menu");
+  await menu.locator(".action-label", { hasText: "Search Workspace for Selection" }).first().waitFor({ timeout: 15000 });
+  await menu.locator(".action-label", { hasText: "Copy Context Prompt for Selection" }).first().waitFor({ timeout: 15000 });
+  log("editor context menu: Search Workspace for Selection, Copy Context Prompt for Selection");
+  await page.screenshot({ path: shotPath(args.screenshot, "context-menu") });
+  await page.keyboard.press("Escape");
+}
+
+/** Item 5: Copy Context Prompt offers the selection in an input box instead of using it. */
+async function checkPromptOffersSelection(page, args) {
+  await selectFirstLine(page);
+  await runCommand(page, "ragls: Copy Context Prompt");
+  await page.locator(".quick-input-widget .quick-input-title", { hasText: "ragls: Context Prompt" }).waitFor({ timeout: 15000 });
+  await page.waitForFunction((expected) => document.querySelector(".quick-input-widget input")?.value === expected, FIRST_LINE, { timeout: 15000 });
+  log(`Copy Context Prompt offers: ${await page.locator(".quick-input-widget input").inputValue()}`);
+  await page.screenshot({ path: shotPath(args.screenshot, "prompt-input") });
+  await page.keyboard.press("Escape");
+  await page.waitForTimeout(500);
+  if ((await toastTexts(page)).some((text) => text.includes("Copied"))) {
+    throw new Error("Copy Context Prompt copied although the question box was dismissed");
+  }
+}
+
+/** Item 4: the status-bar item opens a quick pick titled with the status, search first. */
+async function checkStatusMenu(page, args) {
+  await page.locator(".statusbar-item", { hasText: /ragls \d+ files/ }).first().click();
+  const title = page.locator(".quick-input-widget .quick-input-title", { hasText: /ragls: shop: idle, 4 files, \d+ chunks/ });
+  await title.waitFor({ timeout: 15000 });
+  const rows = (await page.locator(".quick-input-widget .monaco-list-row").allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
+  log(`status menu "${(await title.innerText()).trim()}":\n  ${rows.join("\n  ")}`);
+  const wanted = ["Search Workspace", "Reindex", "Reindex (Full Rebuild)", "Show Server Log", "Open Settings"];
+  if (!wanted.every((label, index) => (rows[index] || "").startsWith(label))) {
+    throw new Error(`the status menu rows are ${JSON.stringify(rows)}, expected ${JSON.stringify(wanted)}`);
+  }
+  if ((await page.locator(".monaco-dialog-box").count()) > 0) {
+    throw new Error("the status-bar item opened a modal dialog");
+  }
+  await page.screenshot({ path: shotPath(args.screenshot, "status-menu") });
+  await page.keyboard.press("Escape");
+}
+
+/** Item 8: the walkthrough opens from ragls: Get Started. */
+async function checkWalkthrough(page, args) {
+  await runCommand(page, "ragls: Get Started");
+  await page.getByText("Get started with ragls").first().waitFor({ timeout: 20000 });
+  await page.getByText("Install the ragls server").first().waitFor({ timeout: 15000 });
+  log("walkthrough: Get started with ragls");
+  await page.screenshot({ path: shotPath(args.screenshot, "walkthrough") });
+  // The walkthrough page keeps F1 to itself: back to the editor.
+  await page.locator(".tabs-container .tab", { hasText: "refunds.py" }).first().click();
+  await focusEditor(page);
+}
+
+/** Items 1 and 8: settings open on the `@ext:` query, in our order, under "ragls". */
+async function checkSettings(page, args, how) {
+  const search = page.locator(".settings-editor .settings-header .suggest-input-container .view-lines");
+  await page.waitForFunction(() => /@ext:ragls\.ragls/.test(document.querySelector(".settings-editor .settings-header .view-lines")?.textContent || ""), null, { timeout: 20000 });
+  const rows = page.locator(".settings-editor .setting-item-contents .setting-item-title");
+  await rows.first().waitFor({ timeout: 15000 });
+  const titles = (await rows.allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
+  const tabs = (await page.locator(".settings-editor .settings-tabs-widget .action-label").allInnerTexts()).map((text) => text.trim());
+  log(`settings (${how}) search "${(await search.innerText()).trim()}", tabs ${JSON.stringify(tabs)}:\n  ${titles.join("\n  ")}`);
+  // The User tab lists the window's settings in our order; server.command (machine-overridable) is on Remote.
+  const wanted = ["Search: Top K", "Search: Debounce Ms", "Context Prompt: Format", "Context Prompt: Top K"];
+  if (!wanted.every((label, index) => (titles[index] || "").endsWith(label))) {
+    throw new Error(`the settings are ${JSON.stringify(titles)}, expected them to start ${JSON.stringify(wanted)}`);
+  }
+  if (!tabs.some((tab) => tab.startsWith("Remote"))) {
+    throw new Error(`no Remote tab: ${JSON.stringify(tabs)}`);
+  }
+  await page.screenshot({ path: shotPath(args.screenshot, `settings-${how}`) });
+}
+
+/** The `ragls serve` processes this code-server started (their environment carries the marker). */
+function serverPids(dirs) {
+  const pids = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (environ.includes(`RAGLS_SMOKE_MARK=${dirs.base}`) && cmdline.includes("ragls") && !cmdline.startsWith("/usr/bin/env")) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // Gone, or not ours.
+    }
+  }
+  return pids;
+}
+
+async function waitForServer(dirs, except, timeout) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const pids = serverPids(dirs).filter((pid) => !except.includes(pid));
+    if (pids.length > 0) {
+      return pids;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`no new ragls server process within ${timeout} ms`);
+}
+
+async function toastTexts(page) {
+  return (await page.locator(".notifications-toasts .notification-toast").allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
+}
+
+async function clearNotifications(page) {
+  await runCommand(page, "Notifications: Clear All Notifications");
+  await page.waitForTimeout(300);
+}
+
+/** Item 3: a killed server comes back 3 times; the 4th crash in 3 minutes offers Restart. */
+async function checkCrashRestarts(page, dirs, args) {
+  await clearNotifications(page);
+  let pids = await waitForServer(dirs, [], 15000);
+  for (let crash = 1; crash <= 3; crash++) {
+    for (const pid of pids) {
+      process.kill(pid, "SIGKILL");
+    }
+    const fresh = await waitForServer(dirs, pids, 30000);
+    await statusBarText(page, /ragls \d+ files · \d+ chunks/, 30000);
+    log(`crash ${crash}: server ${pids.join(",")} killed, restarted as ${fresh.join(",")}`);
+    pids = fresh;
+    await page.waitForTimeout(500);
+  }
+  if ((await toastTexts(page)).length > 0) {
+    throw new Error(`restarts within the bound showed toasts: ${JSON.stringify(await toastTexts(page))}`);
+  }
+  for (const pid of pids) {
+    process.kill(pid, "SIGKILL");
+  }
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "was killed by SIGKILL" });
+  await toast.waitFor({ timeout: 20000 });
+  await page.waitForTimeout(1500);
+  const texts = await toastTexts(page);
+  log(`crash 4 toasts: ${JSON.stringify(texts)}`);
+  if (texts.length !== 1 || !/more than 3 times in 3 minutes/.test(texts[0])) {
+    throw new Error(`expected one toast about the bound, got ${JSON.stringify(texts)}`);
+  }
+  if (serverPids(dirs).length > 0) {
+    throw new Error("the server was restarted a 4th time");
+  }
+  await page.screenshot({ path: shotPath(args.screenshot, "crash") });
+  await toast.locator(".monaco-button", { hasText: "Restart" }).first().click();
+  await waitForServer(dirs, pids, 30000);
+  await statusBarText(page, /ragls \d+ files · \d+ chunks/, 30000);
+  log("Restart from the toast: the server runs again");
+}
+
+/** Item 2: a command without `serve` gives one toast in our words; its Open Settings shows the `@ext:` query. */
+async function checkWrongCommand(page, dirs, args) {
+  await clearNotifications(page);
+  const settingsFile = path.join(dirs.userData, "User", "settings.json");
+  const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+  settings["ragls.server.command"] = settings["ragls.server.command"].filter((part) => part !== "serve");
+  // Through the editor, as a user would (code-server's file watcher may not see a write from outside).
+  // ragls.server.command is machine-overridable: in code-server's remote window the Remote settings hold it.
+  await runCommand(page, "Preferences: Open Remote Settings (JSON)");
+  await page.locator(".tabs-container .tab.active", { hasText: "settings.json" }).waitFor({ timeout: 15000 });
+  await page.waitForTimeout(500);
+  await focusEditor(page);
+  await page.keyboard.press("Control+A");
+  await page.keyboard.insertText(JSON.stringify({ "ragls.server.command": settings["ragls.server.command"] }));
+  // The JSON editor still closes the first brace and quote by itself: drop what follows the cursor.
+  await page.keyboard.press("Shift+Control+End");
+  await page.keyboard.press("Delete");
+  await page.keyboard.press("Control+S");
+  const changed = page.locator(".notifications-toasts .notification-toast", { hasText: "the server command changed" });
+  await changed.waitFor({ timeout: 20000 });
+  await changed.locator(".monaco-button", { hasText: "Restart Server" }).click();
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "exited with code 2" });
+  await toast.waitFor({ timeout: 30000 });
+  await page.waitForTimeout(4000); // any second or third toast would have arrived by now
+  const texts = await toastTexts(page);
+  log(`wrong command toasts: ${JSON.stringify(texts)}`);
+  if (texts.length !== 1) {
+    throw new Error(`a wrong command showed ${texts.length} toasts: ${JSON.stringify(texts)}`);
+  }
+  const [text] = texts;
+  for (const needed of ["-m ragls`", "exited with code 2", "usage: ragls", "Open Settings", "Show Log"]) {
+    if (!text.includes(needed)) {
+      throw new Error(`the toast "${text}" lacks "${needed}"`);
+    }
+  }
+  await page.screenshot({ path: shotPath(args.screenshot, "wrong-command") });
+  await toast.locator(".monaco-button", { hasText: "Open Settings" }).click();
+  await checkSettings(page, args, "from-error");
 }
 
 async function main() {

@@ -1,7 +1,7 @@
 // Copy/Open Context Prompt's model against the real server: both formats, the summary, the selection rule.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildContextPrompt, questionFromSelection } from "../../src/models/contextPrompt";
+import { buildContextPrompt, MAX_PREFILL_CHARS, questionFromSelection, questionInput } from "../../src/models/contextPrompt";
 import { TestServer, withIndexedServer } from "./server";
 
 describe("buildContextPrompt", () => {
@@ -32,7 +32,16 @@ describe("buildContextPrompt", () => {
     assert.match(built.summary, /^No workspace context found/);
   });
 
-  it("asks about the selection when there is one", () => {
+  it("offers the selection as the question, on one line, without using it unasked", () => {
+    assert.deepEqual(questionInput("  validate_token(\n  token)  "), {
+      value: "validate_token( token)",
+      prompt: "The question to ground on this workspace: the selection is offered; edit it or press Enter",
+    });
+    assert.deepEqual(questionInput(undefined), { value: "", prompt: "The question to ground on this workspace" });
+    assert.equal(questionInput("x".repeat(2000)).value.length, MAX_PREFILL_CHARS);
+  });
+
+  it("takes the selection as it is for the for-Selection commands", () => {
     assert.equal(questionFromSelection("  validate_token  "), "validate_token");
     assert.equal(questionFromSelection("   "), undefined);
     assert.equal(questionFromSelection(undefined), undefined);

@@ -21,6 +21,8 @@ describe("reindex and status", () => {
     model.setServerState("running");
     const begin = server.progress.find((event) => event.value.kind === "begin");
     assert.ok(begin, "the server sent no $/progress begin");
+    // rag/status can say idle before the run's `$/progress` end has reached us: wait for the end.
+    await server.waitForProgressEnd(begin.token);
     assert.equal(begin.value.title, "Indexing");
     let sawCounts = false;
     for (const { token, value } of server.progress.filter((event) => event.token === begin.token)) {

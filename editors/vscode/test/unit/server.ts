@@ -169,6 +169,17 @@ export class TestServer {
     }
   }
 
+  /** Waits until the `$/progress` end of `token` has arrived (notifications and answers may cross). */
+  async waitForProgressEnd(token: string, timeoutMs = 30000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.progress.some((event) => event.token === token && event.value.kind === "end")) {
+      if (Date.now() > deadline) {
+        throw new Error(`no $/progress end for ${token} after ${timeoutMs} ms: ${JSON.stringify(this.progress)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   async stop(): Promise<void> {
     const exited = new Promise<void>((resolve) => {
       if (this.process.exitCode !== null) {
