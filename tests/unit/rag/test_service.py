@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import builtins
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -103,14 +103,14 @@ def test_unreadable_file_keeps_its_chunks(tmp_path: Path, monkeypatch: pytest.Mo
     service = RagService(root)
     service.index_directory()
     (root / "a.py").write_text("def alpha_handler(request):\n    return changed\n")
-    real_open = builtins.open
+    real_open = os.open
 
     def failing_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        if str(file).endswith("a.py"):
+        if str(file).endswith("a.py"):  # the tests run as root, for whom chmod 000 changes nothing
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", failing_open)
+    monkeypatch.setattr(os, "open", failing_open)
     service.index_directory()
     assert ids(service, "alpha_handler request")[0] == "a.py#alpha_handler"
     assert service.status().skipped["unreadable"] == 1
