@@ -99,7 +99,6 @@ BINARY_EXTENSIONS = {
     ".bmp",
     ".ico",
     ".webp",
-    ".pdf",
     ".zip",
     ".gz",
     ".tgz",
@@ -139,12 +138,14 @@ BINARY_EXTENSIONS = {
     ".pkl",
     ".parquet",
 }
+# Binary documents whose text an extractor reads (`documents.py`), page by page or heading by heading.
+DOCUMENT_LANGUAGES_BY_EXTENSION = {".pdf": "pdf", ".docx": "docx"}
 SNIFF_BYTES = 8192
 
 
 @dataclass(frozen=True)
 class Format:
-    """A file's format: the chunker family (`code`, `markdown`, `text`) and its language."""
+    """A file's format: the chunker family (`code`, `markdown`, `text`, `document`) and its language."""
 
     family: str
     language: str
@@ -156,6 +157,8 @@ def detect_format(rel_path: str) -> Format | None:
     suffix = path.suffix.lower()
     if suffix in BINARY_EXTENSIONS:
         return None
+    if suffix in DOCUMENT_LANGUAGES_BY_EXTENSION:
+        return Format("document", DOCUMENT_LANGUAGES_BY_EXTENSION[suffix])
     if suffix in CODE_LANGUAGES_BY_EXTENSION:
         return Format("code", CODE_LANGUAGES_BY_EXTENSION[suffix])
     if suffix in MARKDOWN_EXTENSIONS:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ragls.config import ChunkShape, Limits
-from ragls.ingest.chunking import ChunkedFile, chunk_file
+from ragls.ingest.chunking import ChunkedFile, chunk_file, chunk_sections
+from ragls.ingest.documents import NEEDS_EXTRA, DocumentSkipped, extract_sections, has_extractor
 from ragls.ingest.fingerprint import fingerprint
 from ragls.ingest.formats import Format, decode, detect_format
 
@@ -104,12 +105,16 @@ def read_file(
     file_format = detect_format(rel_path)
     if file_format is None:
         return ReadOutcome("binary")
+    if file_format.family == "document" and not has_extractor(file_format.language):
+        return ReadOutcome(NEEDS_EXTRA)
     try:
         data = read_regular_file(path, limits.max_file_bytes, root)
     except SkippedOpen as skipped:
         return ReadOutcome(skipped.reason)
     except OSError:
         return ReadOutcome("unreadable")
+    if file_format.family == "document":
+        return _read_document(data, rel_path, file_format, limits, shape, previous_fingerprint)
     text = decode(data)
     if text is None:
         return ReadOutcome("binary" if b"\x00" in data else "undecodable")
@@ -121,6 +126,22 @@ def read_file(
     except Exception:  # A parser bug on one file must not fail the run: fall back to plain text chunks.
         chunked = chunk_file(text, rel_path, Format("text", file_format.language), shape)
     return ReadOutcome(fingerprint=file_fingerprint, chunked=chunked, decoded_chars=len(text))
+
+
+def _read_document(
+    data: bytes, rel_path: str, file_format: Format, limits: Limits, shape: ChunkShape, previous_fingerprint: str | None
+) -> ReadOutcome:
+    """A PDF's or DOCX's text, extracted from its bytes, chunked per page or heading; fingerprinted as any file."""
+    try:
+        sections = extract_sections(data, file_format.language, limits.max_file_bytes)
+    except DocumentSkipped as skipped:
+        return ReadOutcome(skipped.reason)
+    decoded_chars = sum(len(line) + 1 for section in sections for line in section.lines)
+    file_fingerprint = fingerprint(data, file_format, shape)
+    if file_fingerprint == previous_fingerprint:
+        return ReadOutcome(fingerprint=file_fingerprint, decoded_chars=decoded_chars)
+    chunked = chunk_sections(sections, rel_path, file_format.language, shape)
+    return ReadOutcome(fingerprint=file_fingerprint, chunked=chunked, decoded_chars=decoded_chars)
 
 
 def _open_no_follow(path: str | Path) -> BinaryIO:
