@@ -1,0 +1,320 @@
+"""`ragls publish`: write a commit's index as a new generation of a shared index, reusing unchanged files' rows.
+
+Staging (walk, read, chunk, tokenize) runs before any write and outside any transaction; the write is one
+transaction that adds the changed files' rows, marks the replaced ones dead, records the generation, switches
+the index to it and prunes old generations. A publish that fails or is killed at any point leaves the previous
+generation current and whole: PostgreSQL rolls the transaction back.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragls.config import Settings
+from ragls.index.bm25 import BM25Stream
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
+from ragls.index.tokenize import tokenizer_for
+from ragls.model import Document, Symbol
+from ragls.rag.generation import Delta, FileRecord, IndexState
+from ragls.rag.indexer import Indexer, ProgressCallback
+from ragls.rag.shared.database import SharedIndexError, check_name, connect, describe, import_psycopg, migrate, redact
+from ragls.rag.shared.git import folder_prefix, head_commit, is_dirty
+
+if TYPE_CHECKING:
+    import psycopg
+
+DEFAULT_KEEP_GENERATIONS = 3
+
+
+@dataclass
+class PublishReport:
+    """What a publish wrote: the generation, its commit, and how much was new."""
+
+    name: str
+    generation: int
+    commit: str
+    files: int
+    chunks: int
+    written_files: int
+    removed_files: int
+    pruned_generations: int
+    seconds: float
+    # Files PostgreSQL's text cannot hold (undecodable name bytes): left out; readers index them locally.
+    left_out: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _LiveFile:
+    """A file version in the index's current generation."""
+
+    id: int
+    fingerprint: str
+    decoded_chars: int
+    n_symbols: int
+    n_chunks: int
+
+
+@dataclass
+class _Plan:
+    """What the write transaction does: files to write whole, versions that die, and the new totals."""
+
+    records: dict[str, FileRecord]
+    written: list[str]
+    dying: list[int]
+    documents: dict[str, Document]
+    delta: Delta
+    left_out: list[str]
+    chunks: int = 0
+
+
+def publish(
+    root: Path,
+    url: str | None,
+    name: str,
+    settings: Settings,
+    commit: str | None = None,
+    keep: int = DEFAULT_KEEP_GENERATIONS,
+    progress: ProgressCallback | None = None,
+) -> PublishReport:
+    """Publish the folder's index as `name`; raises SharedIndexError (masked) and then nothing was switched."""
+    started = time.perf_counter()
+    check_name(name)
+    if keep < 1:
+        raise SharedIndexError(f"--keep must be at least 1, got {keep}")
+    root = root.resolve()
+    warnings = []
+    if commit is None:
+        commit = head_commit(root)
+        if commit is None:
+            raise SharedIndexError(f"{root} is not in a git repository with a commit; pass --commit ID")
+        if is_dirty(root):
+            warnings.append(f"{root} has uncommitted or untracked files; they are published as commit {commit[:12]}")
+    psycopg = import_psycopg()
+    recipe = shared_recipe(settings)
+    connection = connect(url, read_only=False)
+    try:
+        migrate(connection)
+        current, live = _load_live(connection, name, recipe)
+        plan = _plan(root, settings, live, progress)
+        with connection.transaction():
+            where = (commit, folder_prefix(root), recipe)
+            generation, pruned = _write(connection, name, current, plan, where, keep)
+    except psycopg.Error as exc:
+        raise SharedIndexError(
+            f"publishing {name} to {describe(url)} failed ({redact(str(exc), url)}); "
+            "the previous generation is unchanged"
+        ) from exc
+    finally:
+        connection.close()
+    return PublishReport(
+        name,
+        generation,
+        commit,
+        len(plan.records),
+        plan.chunks,
+        len(plan.written),
+        len(plan.dying) - len([p for p in plan.written if p in live]),
+        pruned,
+        time.perf_counter() - started,
+        plan.left_out,
+        warnings,
+    )
+
+
+def shared_recipe(settings: Settings) -> str:
+    """What makes published chunks and term counts usable by a reader: the local store's recipe, the same knobs."""
+    from ragls.rag.service import _store_recipe
+
+    return _store_recipe(settings)
+
+
+def _load_live(connection: psycopg.Connection[Any], name: str, recipe: str) -> tuple[int | None, dict[str, _LiveFile]]:
+    """The current generation's number and its files made with this recipe (others are written again)."""
+    with connection.transaction():
+        row = connection.execute("SELECT current_generation FROM ragls.indexes WHERE name = %s", (name,)).fetchone()
+        current = row[0] if row else None
+        rows = connection.execute(
+            "SELECT id, path, fingerprint, decoded_chars, n_symbols, n_chunks FROM ragls.files "
+            "WHERE name = %s AND died IS NULL AND recipe = %s",
+            (name, recipe),
+        )
+        live = {
+            path: _LiveFile(id, fingerprint, chars, symbols, chunks)
+            for id, path, fingerprint, chars, symbols, chunks in rows
+        }
+    return current, live
+
+
+def _plan(root: Path, settings: Settings, live: dict[str, _LiveFile], progress: ProgressCallback | None) -> _Plan:
+    """Walk and stage the folder as an index run would, over the live files' fingerprints (their chunks are not
+    re-made), and decide what the write transaction writes."""
+    tokenizer = tokenizer_for(settings.tokenizer)
+    knowledge_base = InMemoryKnowledgeBase(tokenizer)
+    state = IndexState(knowledge_base, BM25Stream.over(knowledge_base))
+    state.files = {
+        path: FileRecord(file.fingerprint, None, [], file.decoded_chars, file.n_symbols) for path, file in live.items()
+    }
+    delta, _ = Indexer(root, settings).full_run(state, progress)
+    documents = {document.id: document for document in delta.add}
+    records: dict[str, FileRecord] = {}
+    left_out = []
+    for path, record in delta.records.items():
+        texts = [path, *(documents[i].content for i in record.chunk_ids if i in documents)]
+        if all(_storable(text) for text in texts):
+            records[path] = record
+        else:
+            left_out.append(path)
+    written = [p for p, r in records.items() if p not in live or live[p].fingerprint != r.fingerprint]
+    written_set = set(written)
+    dying = [file.id for path, file in live.items() if path not in records or path in written_set]
+    plan = _Plan(records, written, dying, documents, delta, sorted(left_out))
+    plan.chunks = sum(len(records[p].chunk_ids) for p in written) + sum(
+        live[p].n_chunks for p in records if p not in written_set
+    )
+    return plan
+
+
+def _write(
+    connection: psycopg.Connection[Any],
+    name: str,
+    expected_current: int | None,
+    plan: _Plan,
+    where: tuple[str, str, str],
+    keep: int,
+) -> tuple[int, int]:
+    """The one write transaction's statements; returns the new generation and how many old ones were pruned.
+
+    `where` is the commit, the folder's prefix in its repository, and the recipe.
+    """
+    commit, prefix, recipe = where
+    connection.execute("INSERT INTO ragls.indexes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (name,))
+    row = connection.execute(
+        "SELECT current_generation FROM ragls.indexes WHERE name = %s FOR UPDATE", (name,)
+    ).fetchone()
+    if row is None or row[0] != expected_current:
+        raise SharedIndexError(f"another publish of {name} finished while this one was staging; run it again")
+    row = connection.execute(
+        "SELECT coalesce(max(generation), 0) + 1 FROM ragls.generations WHERE name = %s", (name,)
+    ).fetchone()
+    generation = int(row[0]) if row else 1
+    if plan.dying:
+        connection.execute("UPDATE ragls.files SET died = %s WHERE id = ANY(%s)", (generation, plan.dying))
+    file_ids = _write_files(connection, name, generation, plan, recipe)
+    _write_chunks(connection, _chunk_rows(plan, file_ids))
+    _write_symbols(connection, _symbol_rows(plan.delta.symbols, file_ids))
+    connection.execute(
+        "INSERT INTO ragls.generations (name, generation, commit_id, prefix, recipe, files, chunks, written_files) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (name, generation, commit, prefix, recipe, len(plan.records), plan.chunks, len(plan.written)),
+    )
+    connection.execute(
+        "UPDATE ragls.indexes SET current_generation = %s, updated_at = now() WHERE name = %s", (generation, name)
+    )
+    return generation, _prune(connection, name, keep)
+
+
+def _write_files(
+    connection: psycopg.Connection[Any], name: str, generation: int, plan: _Plan, recipe: str
+) -> dict[str, int]:
+    with connection.cursor() as cursor:
+        copy_sql = (
+            "COPY ragls.files (name, path, fingerprint, recipe, decoded_chars, n_symbols, n_chunks, born) FROM STDIN"
+        )
+        with cursor.copy(copy_sql) as copy:
+            for path in plan.written:
+                record = plan.records[path]
+                copy.write_row(
+                    (
+                        name,
+                        path,
+                        record.fingerprint,
+                        recipe,
+                        record.decoded_chars,
+                        record.n_symbols,
+                        len(record.chunk_ids),
+                        generation,
+                    )
+                )
+        rows = cursor.execute("SELECT id, path FROM ragls.files WHERE name = %s AND born = %s", (name, generation))
+        ids = {path: id for id, path in rows}
+    return {path: ids[path] for path in plan.written}
+
+
+def _chunk_rows(plan: _Plan, file_ids: dict[str, int]) -> Iterable[tuple[Any, ...]]:
+    for path, file_id in file_ids.items():
+        for ordinal, chunk_id in enumerate(plan.records[path].chunk_ids):
+            document = plan.documents[chunk_id]
+            terms = plan.delta.terms[chunk_id]
+            metadata = json.dumps(dict(document.metadata))
+            yield (file_id, ordinal, chunk_id, document.content, metadata, list(terms.terms), list(terms.counts))
+
+
+def _write_chunks(connection: psycopg.Connection[Any], rows: Iterable[tuple[Any, ...]]) -> None:
+    """COPY the chunks of the written files (the seam tests use to kill a publish halfway)."""
+    copy_sql = "COPY ragls.chunks (file_id, ord, chunk_id, content, metadata, terms, counts) FROM STDIN"
+    with connection.cursor() as cursor, cursor.copy(copy_sql) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _symbol_rows(symbols: list[Symbol], file_ids: dict[str, int]) -> Iterable[tuple[Any, ...]]:
+    ordinals: dict[str, int] = defaultdict(int)
+    for symbol in symbols:
+        file_id = file_ids.get(symbol.file)
+        if file_id is None:
+            continue
+        ordinal = ordinals[symbol.file]
+        ordinals[symbol.file] += 1
+        yield (
+            file_id,
+            ordinal,
+            symbol.name,
+            symbol.qualified_name,
+            symbol.kind,
+            symbol.start_line,
+            symbol.end_line,
+            symbol.container,
+        )
+
+
+def _write_symbols(connection: psycopg.Connection[Any], rows: Iterable[tuple[Any, ...]]) -> None:
+    copy_sql = "COPY ragls.symbols (file_id, ord, name, qualified, kind, start_line, end_line, container) FROM STDIN"
+    with connection.cursor() as cursor, cursor.copy(copy_sql) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _prune(connection: psycopg.Connection[Any], name: str, keep: int) -> int:
+    """Drop generations past the newest `keep`, and the file versions no kept generation sees."""
+    row = connection.execute(
+        "SELECT generation FROM ragls.generations WHERE name = %s ORDER BY generation DESC OFFSET %s LIMIT 1",
+        (name, keep - 1),
+    ).fetchone()
+    if row is None:
+        return 0
+    oldest_kept = row[0]
+    connection.execute(
+        "DELETE FROM ragls.files WHERE name = %s AND died IS NOT NULL AND died <= %s", (name, oldest_kept)
+    )
+    pruned = connection.execute(
+        "DELETE FROM ragls.generations WHERE name = %s AND generation < %s", (name, oldest_kept)
+    )
+    return pruned.rowcount
+
+
+def _storable(text: str) -> bool:
+    """PostgreSQL text holds valid UTF-8 without NUL; a file name's undecodable bytes are lone surrogates here."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

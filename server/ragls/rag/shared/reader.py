@@ -1,0 +1,213 @@
+"""A session's start from a shared index: the published generation nearest to HEAD, as one Delta.
+
+Ranking parity by construction: the shared chunks, with their stored term counts, go into the session's own
+in-memory indexes through `IndexState.commit`, like the chunks of a local run; the walk that follows reads
+every file once, keeps the shared chunks of the files whose fingerprint matches (no chunking, no tokenizing)
+and indexes the others locally. The cost is memory: a reader holds the whole index, as a local session does.
+After start the session never talks to the database again, so a database lost mid-session changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragls.config import Settings, SharedIndex
+from ragls.errors import RaglsError
+from ragls.index.tokenize import TermCounts
+from ragls.model import Document, Symbol
+from ragls.rag.generation import Delta, FileRecord, IndexState
+from ragls.rag.shared.database import (
+    SCHEMA_VERSION,
+    SharedIndexError,
+    check_name,
+    connect,
+    describe,
+    import_psycopg,
+    installed_version,
+    redact,
+)
+from ragls.rag.shared.git import folder_prefix, nearest_commit
+from ragls.rag.shared.publish import shared_recipe
+
+if TYPE_CHECKING:
+    import psycopg
+
+log = logging.getLogger(__name__)
+FETCH_ROWS = 2000
+
+
+@dataclass
+class SharedSource:
+    """Where a session's shared rows came from, for `rag/status`; `error` says why none were used."""
+
+    name: str
+    source: str
+    commit: str | None = None
+    generation: int | None = None
+    published_at: str | None = None
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    def status(self, files: Mapping[str, FileRecord]) -> dict[str, Any]:
+        """The protocol's `sharedIndex`: files still as published, and files indexed locally."""
+        shared = sum(1 for path, record in files.items() if self.fingerprints.get(path) == record.fingerprint)
+        return {
+            "name": self.name,
+            "source": self.source,
+            "commit": self.commit,
+            "generation": self.generation,
+            "publishedAt": self.published_at,
+            "files": shared,
+            "localFiles": len(files) - shared,
+            "error": self.error,
+        }
+
+
+@dataclass
+class SharedLoad:
+    """The rows to commit before the first walk (None when the shared index is not usable), and what to tell."""
+
+    source: SharedSource
+    delta: Delta | None = None
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class _Generation:
+    number: int
+    commit: str
+    prefix: str
+    recipe: str
+    published_at: str
+
+
+def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad:
+    """The shared rows of every published file that the session does not already hold with the same fingerprint.
+
+    Never raises for the database: unreachable, empty, or made with other settings, it is one warning, and the
+    session indexes locally.
+    """
+    shared = settings.shared_index
+    assert shared is not None
+    source = SharedSource(shared.name, describe(shared.url))
+    try:
+        delta = _load(root, settings, shared, state, source)
+    except RaglsError as exc:
+        return _unusable(source, str(exc), root)
+    except Exception as exc:  # psycopg's errors, and whatever else a driver raises: degrade, never fail the run
+        detail = redact(f"{type(exc).__name__}: {exc}", shared.url)
+        return _unusable(source, detail, root)
+    return SharedLoad(source, delta)
+
+
+def _unusable(source: SharedSource, reason: str, root: Path) -> SharedLoad:
+    source.error = reason
+    warning = f"the shared index {source.name} ({source.source}) is not used: {reason}; indexing {root} locally"
+    return SharedLoad(source, None, warning)
+
+
+def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, source: SharedSource) -> Delta:
+    check_name(shared.name)
+    psycopg = import_psycopg()
+    connection = connect(shared.url, read_only=True)
+    try:
+        with connection.transaction():
+            generation = _choose(connection, root, settings, shared.name)
+            source.commit, source.generation = generation.commit, generation.number
+            source.published_at = generation.published_at
+            files = _files(connection, shared.name, generation.number)
+            source.fingerprints = {path: file[1] for path, file in files.items()}
+            wanted = {
+                path: file
+                for path, file in files.items()
+                if path not in state.files or state.files[path].fingerprint != file[1]
+            }
+            return _delta(connection, wanted, state)
+    except psycopg.Error as exc:
+        raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
+    finally:
+        connection.close()
+
+
+def _choose(connection: psycopg.Connection[Any], root: Path, settings: Settings, name: str) -> _Generation:
+    """The generation made with this session's settings, from this folder, whose commit is nearest to HEAD."""
+    version = installed_version(connection)
+    if version == 0:
+        raise SharedIndexError("nothing was ever published to this database (no ragls schema)")
+    if version > SCHEMA_VERSION:
+        raise SharedIndexError(f"it was published by a newer ragls (schema {version}); upgrade ragls")
+    rows = connection.execute(
+        "SELECT generation, commit_id, prefix, recipe, to_char(published_at AT TIME ZONE 'UTC', "
+        '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\') FROM ragls.generations WHERE name = %s ORDER BY generation DESC',
+        (name,),
+    ).fetchall()
+    generations = [_Generation(*row) for row in rows]
+    if not generations:
+        raise SharedIndexError(f"nothing is published as {name!r} in this database")
+    recipe = shared_recipe(settings)
+    usable = [g for g in generations if g.recipe == recipe]
+    if not usable:
+        raise SharedIndexError(
+            "it was published with other chunking or tokenizer settings (or another ragls version) than this "
+            "session's; publish again with these, or use the same settings"
+        )
+    prefix = folder_prefix(root)
+    here = [g for g in usable if g.prefix == prefix]
+    if not here:
+        raise SharedIndexError(
+            f"it was published from the folder {usable[0].prefix or '/'!r} of its repository, and this folder is "
+            f"{prefix or '/'!r}; open that folder, or publish this one"
+        )
+    nearest = nearest_commit(root, [g.commit for g in here])
+    return next((g for g in here if g.commit == nearest), here[0])
+
+
+def _files(connection: psycopg.Connection[Any], name: str, generation: int) -> dict[str, tuple[Any, ...]]:
+    """The generation's files: path -> (id, fingerprint, decoded chars, symbols)."""
+    rows = connection.execute(
+        "SELECT id, path, fingerprint, decoded_chars, n_symbols FROM ragls.files "
+        "WHERE name = %s AND born <= %s AND (died IS NULL OR died > %s)",
+        (name, generation, generation),
+    )
+    return {path: (id, fingerprint, chars, symbols) for id, path, fingerprint, chars, symbols in rows}
+
+
+def _delta(connection: psycopg.Connection[Any], wanted: dict[str, tuple[Any, ...]], state: IndexState) -> Delta:
+    """The wanted files' chunks, term counts and symbols, replacing what the session held for those paths."""
+    path_of = {file[0]: path for path, file in wanted.items()}
+    ids = list(path_of)
+    delta = Delta()
+    chunk_ids: dict[str, list[str]] = {path: [] for path in wanted}
+    with connection.cursor(name="ragls_shared_chunks") as cursor:
+        cursor.itersize = FETCH_ROWS
+        cursor.execute(
+            "SELECT file_id, chunk_id, content, metadata, terms, counts FROM ragls.chunks "
+            "WHERE file_id = ANY(%s) ORDER BY file_id, ord",
+            (ids,),
+        )
+        for file_id, chunk_id, content, metadata, terms, counts in cursor:
+            delta.add.append(Document(chunk_id, content, json.loads(metadata)))
+            delta.terms[chunk_id] = TermCounts(tuple(terms), tuple(counts))
+            chunk_ids[path_of[file_id]].append(chunk_id)
+    rows = connection.execute(
+        "SELECT file_id, name, qualified, kind, start_line, end_line, container FROM ragls.symbols "
+        "WHERE file_id = ANY(%s) ORDER BY file_id, ord",
+        (ids,),
+    )
+    for file_id, name, qualified, kind, start_line, end_line, container in rows:
+        delta.symbols.append(Symbol(name, qualified, kind, path_of[file_id], start_line, end_line, container))
+    for path, (_, fingerprint, decoded_chars, n_symbols) in sorted(wanted.items()):
+        local = state.files.get(path)
+        if local is not None:
+            delta.remove_ids.extend(local.chunk_ids)
+        if path in state.skipped_files:
+            delta.skipped[path] = None
+        # No stat key: the walk that follows reads the file once and keeps these rows only if its fingerprint matches.
+        delta.records[path] = FileRecord(fingerprint, None, chunk_ids[path], decoded_chars, n_symbols)
+        delta.symbol_files.append(path)
+    return delta
