@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import urllib.error
 import urllib.parse
@@ -12,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragls.embedders.http_json import opener_for as _opener_for
 from ragls.embedders.runtime import EmbeddingError
 from ragls.errors import ConfigError
 
@@ -133,18 +133,3 @@ def _parse(body: bytes, expected: int, url: str) -> np.ndarray:
 def _snippet(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip().replace("\n", " ")
     return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
-
-
-def _opener_for(url: str) -> urllib.request.OpenerDirector:
-    """A loopback endpoint is never sent through an HTTP(S)_PROXY from the environment."""
-    host = urllib.parse.urlparse(url).hostname or ""
-    if host == "localhost" or _is_loopback(host):
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

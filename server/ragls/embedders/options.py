@@ -1,0 +1,30 @@
+"""Reading the keys of a provider object (`reranker`, `queryExpansion`), with errors that name the key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragls.errors import ConfigError
+
+MAX_SECONDS = 600
+
+
+def positive_int(setting: Mapping[str, Any], key: str, default: int, prefix: str) -> int:
+    value = setting.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{prefix}.{key}: expected a positive integer, got {value!r}")
+    return value
+
+
+def seconds(setting: Mapping[str, Any], key: str, default: float, prefix: str) -> float:
+    value = setting.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_SECONDS:
+        raise ConfigError(f"{prefix}.{key}: expected a number of seconds from 0 to {MAX_SECONDS}, got {value!r}")
+    return float(value)
+
+
+def check_keys(setting: Mapping[str, Any], allowed: set[str], prefix: str, what: str) -> None:
+    unknown = sorted(set(setting) - allowed)
+    if unknown:
+        raise ConfigError(f"{prefix}: unknown key(s) {', '.join(unknown)}{what}; allowed: {', '.join(sorted(allowed))}")
