@@ -102,6 +102,41 @@ limit fails its run at once with a message naming the setting, e.g.
                                   (const :maxDepth) (const :maxFileBytes) (const :preset))
                 :value-type (choice integer (const "default") (const "strict"))))
 
+(defcustom ragls-reranker nil
+  "The server's `reranker' setting: nil (off) or a plist naming a provider.
+The top fused results are reordered by a cross-encoder, either a local
+ONNX export, e.g. (:provider \"onnx\" :path \"~/models/bge-reranker-base\"),
+or an HTTP /rerank endpoint (TEI, Jina, Cohere, vLLM, llama.cpp), e.g.
+\(:provider \"http\" :url \"http://127.0.0.1:8080\" :model \"bge-reranker-v2-m3\").
+Optional keys: :topN (30), :timeout (seconds), :apiKey.  It applies to
+servers this package starts."
+  :type '(choice (const :tag "Off" nil) (plist :key-type symbol :value-type sexp)))
+
+(defcustom ragls-query-expansion nil
+  "The server's `queryExpansion' setting: nil (off) or a plist.
+An OpenAI-compatible chat endpoint rewrites the question and each rewrite
+is searched too, e.g. (:url \"http://127.0.0.1:11434\" :model \"qwen2.5-coder\").
+Optional keys: :count (3), :timeout (5 seconds, then the plain search
+answers), :apiKey.  It applies to servers this package starts."
+  :type '(choice (const :tag "Off" nil) (plist :key-type symbol :value-type sexp)))
+
+(defcustom ragls-recency nil
+  "The server's `recency' setting: nil (off) or a plist.
+Recently changed files rank higher: each score times
+floor + (1 - floor) x 0.5^(age / halfLifeDays), the age since the
+file's last commit (its mtime where git does not track it), e.g.
+\(:enabled t :halfLifeDays 30 :floor 0.8), the defaults once enabled.
+It applies to servers this package starts."
+  :type '(choice (const :tag "Off" nil) (plist :key-type symbol :value-type sexp)))
+
+(defcustom ragls-open-files-boost nil
+  "Non-nil: the server ranks files open in the editor as just changed.
+They keep their whole score; other files count their recency factor.
+The server learns which files are open from the buffers its Eglot
+session manages (`ragls-managed-modes').  It applies to servers this
+package starts."
+  :type 'boolean)
+
 (defvar ragls-folder nil
   "Workspace-folder URI that requests are limited to; nil means every folder.")
 
@@ -168,8 +203,14 @@ server rejects signals a `user-error' with the server's message."
       (cl-find-if #'ragls--ragls-server-p (gethash project eglot--servers-by-project)))))
 
 (cl-defmethod eglot-initialization-options ((_server ragls-lsp-server))
-  "The server's settings: `ragls-limits', when set."
-  (if ragls-limits (list :limits ragls-limits) eglot--{}))
+  "The server's settings: `ragls-limits', `ragls-reranker', `ragls-query-expansion',
+`ragls-recency' and `ragls-open-files-boost', when set."
+  (or (append (and ragls-limits (list :limits ragls-limits))
+              (and ragls-reranker (list :reranker ragls-reranker))
+              (and ragls-query-expansion (list :queryExpansion ragls-query-expansion))
+              (and ragls-recency (list :recency ragls-recency))
+              (and ragls-open-files-boost (list :openFilesBoost t)))
+      eglot--{}))
 
 (cl-defmethod eglot-client-capabilities :around ((_server ragls-lsp-server))
   "Eglot's capabilities with work-done progress, which the first-index wait shows."

@@ -1,4 +1,4 @@
-"""The `ragls` command: `serve` for editors, and `index`, `search`, `context`, `symbols` without one."""
+"""The `ragls` command: `serve` for editors, and `index`, `search`, `context`, `symbols`, `watch` without one."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import logging
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -17,11 +18,23 @@ from typing import TYPE_CHECKING, Any
 from threadpoolctl import threadpool_limits
 
 from ragls import __version__
-from ragls.config import LIMIT_PRESETS, Limits, Settings, limit_flag, limit_name, parse_limit_assignment
+from ragls.config import (
+    LIMIT_PRESETS,
+    MAX_HALF_LIFE_DAYS,
+    Limits,
+    Recency,
+    Settings,
+    SharedIndex,
+    limit_flag,
+    limit_name,
+    parse_limit_assignment,
+    shared_index_name_problem,
+)
 from ragls.console import StderrHandler, out, progress_bar, say
 from ragls.embedders.runtime import EmbeddingError
 from ragls.errors import ConfigError, LimitExceeded, RaglsError
 from ragls.model import SearchResult
+from ragls.rag.indexer import Cancelled
 from ragls.rag.prompt import FORMATS
 from ragls.rag.service import RagService, RunSummary
 from ragls.wire import search_result_to_wire
@@ -87,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("path", metavar="PATH", type=Path, nargs="?", default=Path("."), help="the folder to serve")
     _add_limits(mcp)
+    _add_shared(mcp)
+    _add_recency(mcp)
     mcp.set_defaults(handler=_mcp)
 
     cache = commands.add_parser(
@@ -127,6 +142,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="exact metadata match, e.g. --filter language=python (repeatable)",
     )
+    _add_min_score(search)
+    _add_recency(search)
     search.set_defaults(handler=_search)
 
     context = commands.add_parser(
@@ -138,6 +155,8 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("query", metavar="QUERY")
     context.add_argument("--format", choices=FORMATS, default="fenced", help="prompt layout (default fenced)")
     context.add_argument("-k", "--top-k", type=int, default=5, help="how many chunks (1..100, default 5)")
+    _add_min_score(context)
+    _add_recency(context)
     context.set_defaults(handler=_context)
 
     symbols = commands.add_parser(
@@ -150,12 +169,45 @@ def _parser() -> argparse.ArgumentParser:
     # `--limit` sets an index limit on every command, so the number of symbols is `--count`.
     symbols.add_argument("-n", "--count", type=int, default=50, help="how many symbols (default 50)")
     symbols.set_defaults(handler=_symbols)
+
+    watch = commands.add_parser(
+        "watch",
+        help="index a folder, then keep its stored index fresh from file events until Ctrl-C",
+        description="Index PATH, then re-index each file that changes, printing one line per change (`updated "
+        "src/a.py (3 chunks)`, `removed src/b.py`). Each change is saved to the folder's store before its line "
+        "is printed, so `ragls search`, `ragls mcp` and editors load it current. Ctrl-C or SIGTERM stops it "
+        "(exit 0). With an embedding provider, new chunks are embedded in the background.",
+    )
+    _add_common(watch)
+    watch.set_defaults(handler=_watch)
+    _add_publish(commands)
     return parser
+
+
+def _add_publish(commands: Any) -> None:
+    publish = commands.add_parser(
+        "publish",
+        help="publish a folder's index to a shared PostgreSQL index (needs ragls[postgres])",
+        description="Index PATH (its git HEAD) and write it to PostgreSQL as a new generation of NAME, in one "
+        "transaction: unchanged files reuse their rows, old generations are pruned. Editors and agents with the "
+        "`sharedIndex` setting (or --shared-index) start from it.",
+    )
+    publish.add_argument("path", metavar="PATH", type=Path, help="the folder to publish (a git checkout)")
+    publish.add_argument(
+        "--to", default=None, metavar="URL", help="postgresql://user@host/db (default: libpq's PGHOST, PGSERVICE...)"
+    )
+    publish.add_argument("--name", required=True, type=_shared_name, help="the shared index's name, e.g. monorepo")
+    publish.add_argument("--commit", default=None, help="the commit id to record (default: git rev-parse HEAD)")
+    publish.add_argument("--keep", type=_positive_int, default=3, metavar="N", help="generations kept (default 3)")
+    _add_limits(publish)
+    publish.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    publish.set_defaults(handler=_publish)
 
 
 def _add_common(command: argparse.ArgumentParser) -> None:
     command.add_argument("path", metavar="PATH", type=Path, help="the folder to index")
     _add_limits(command)
+    _add_shared(command)
     command.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     command.add_argument(
         "--no-cache", action="store_true", help="neither load nor save the index in the user cache directory"
@@ -182,6 +234,77 @@ def _add_limits(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--max-files", type=_positive_int, default=None, metavar="N", help="the file limit (--limit maxFiles=N)"
     )
+
+
+def _add_min_score(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--min-score",
+        type=_fraction,
+        default=0.0,
+        metavar="S",
+        help="leave out results scoring less than S (scores are relevance, 0..1; default 0)",
+    )
+
+
+def _add_recency(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--recency",
+        action="store_true",
+        help="rank recently changed files higher (last commit time in a git repository, else mtime); off by default",
+    )
+    command.add_argument(
+        "--half-life-days",
+        type=_half_life,
+        default=Recency().half_life_days,
+        metavar="DAYS",
+        help="with --recency: a file's boost halves every DAYS days since its last change (default 30)",
+    )
+
+
+def _add_shared(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--shared-index", type=_shared_name, default=None, metavar="NAME", help="start from this published index"
+    )
+    command.add_argument(
+        "--shared-url", default=None, metavar="URL", help="its database (default: libpq's PGHOST, PGSERVICE...)"
+    )
+
+
+def _shared_name(text: str) -> str:
+    problem = shared_index_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
+def _half_life(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.0 < value <= MAX_HALF_LIFE_DAYS:
+        raise argparse.ArgumentTypeError(f"expected days above 0, at most {MAX_HALF_LIFE_DAYS:,}, got {text!r}")
+    return value
+
+
+def _settings_from_args(args: argparse.Namespace) -> Settings:
+    """The limits, and recency where the command has `--recency`."""
+    recency = (
+        Recency(enabled=True, half_life_days=args.half_life_days) if getattr(args, "recency", False) else Recency()
+    )
+    name = getattr(args, "shared_index", None)
+    shared = SharedIndex(name, getattr(args, "shared_url", None)) if name else None
+    return Settings(limits=_limits_from_args(args), recency=recency, shared_index=shared)
 
 
 def _limit_assignment(text: str) -> tuple[str, int]:
@@ -261,26 +384,32 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise RaglsError(f"the MCP server needs the mcp extra: pip install 'ragls[mcp]' ({exc})") from exc
     one_blas_thread()
-    return run_mcp(args.path, Settings(limits=_limits_from_args(args)))
+    return run_mcp(args.path, _settings_from_args(args))
 
 
 @contextmanager
-def _indexed_service(args: argparse.Namespace, dense: bool = False) -> Iterator[tuple[RagService, RunSummary]]:
+def _indexed_service(
+    args: argparse.Namespace,
+    dense: bool = False,
+    cancel: threading.Event | None = None,
+    background_embedding: bool = False,
+) -> Iterator[tuple[RagService, RunSummary]]:
     """The indexed folder's service; closing it (after the answer is out) saves the index snapshot.
 
-    With `dense`, the `embedding` setting's provider is attached; nothing embeds in the background: `index`
-    embeds what is missing, `search` and `context` use the vectors when every chunk has one.
+    With `dense`, the `embedding` setting's provider is attached; nothing embeds in the background (unless
+    `background_embedding`, for `watch`): `index` embeds what is missing, `search` and `context` use the vectors
+    when every chunk has one. `cancel` stops the index run (as Cancelled).
     """
     # Warnings (a folder with no admitted file, a store that could not be used) go to stderr.
     logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
-    settings = Settings(limits=_limits_from_args(args))
+    settings = _settings_from_args(args)
     embedding = _embedding_provider(settings) if dense else None
     service = RagService(
-        args.path, settings, embedding=embedding, persist=not args.no_cache, background_embedding=False
+        args.path, settings, embedding=embedding, persist=not args.no_cache, background_embedding=background_embedding
     )
     try:
         with progress_bar(args.quiet) as bar:
-            summary = service.index_directory(progress=bar.files if bar else None)
+            summary = service.index_directory(progress=bar.files if bar else None, cancel=cancel)
         yield service, summary
     finally:
         try:
@@ -366,7 +495,7 @@ def _search(args: argparse.Namespace) -> int:
     filters = dict(_parse_filter(item) for item in args.filter) or None
     with _indexed_service(args, dense=True) as (service, _):
         _use_complete_vectors(service, args)
-        results = service.search(args.query, args.top_k, filters)
+        results = service.search(args.query, args.top_k, filters, args.min_score)
         if args.json:
             out(json.dumps([search_result_to_wire(r, service.root) for r in results], indent=2))
             return EXIT_OK
@@ -380,7 +509,7 @@ def _search(args: argparse.Namespace) -> int:
 def _context(args: argparse.Namespace) -> int:
     with _indexed_service(args, dense=True) as (service, _):
         _use_complete_vectors(service, args)
-        prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format)
+        prompt, _ = service.build_context_prompt(args.query, args.top_k, args.format, args.min_score)
         out(prompt)
         return EXIT_OK
 
@@ -395,6 +524,49 @@ def _symbols(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
+def _watch(args: argparse.Namespace) -> int:
+    """Index, print the report, then print each change until SIGINT or SIGTERM; exit 0 however it stops."""
+    from ragls.watching import keep_fresh, stop_on_signals
+
+    with stop_on_signals() as stop:
+        try:
+            with _indexed_service(args, dense=True, cancel=stop, background_embedding=True) as (service, summary):
+                _print_index_report(service, summary)
+                sys.stdout.flush()
+                keep_fresh(service, stop)
+        except Cancelled:
+            pass  # stopped while the first index ran: the previous generation stays as it was
+    say("ragls: watch stopped")
+    return EXIT_OK
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from ragls.rag.shared.publish import publish
+
+    logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
+    with progress_bar(args.quiet) as bar:
+        report = publish(
+            args.path,
+            args.to,
+            args.name,
+            Settings(limits=_limits_from_args(args)),
+            args.commit,
+            args.keep,
+            bar.files if bar else None,
+        )
+    for warning in report.warnings:
+        say(f"ragls: warning: {warning}")
+    if report.left_out:
+        say(f"ragls: note: {len(report.left_out)} files with names PostgreSQL cannot hold stay local to readers")
+    out(f"published {report.name} generation {report.generation} at commit {report.commit}")
+    out(
+        f"files {report.files}, chunks {report.chunks}; wrote {report.written_files} files, "
+        f"removed {report.removed_files}, pruned {report.pruned_generations} generations; "
+        f"took {report.seconds:.2f}s"
+    )
+    return EXIT_OK
+
+
 def _format_result(rank: int, result: SearchResult) -> str:
     metadata = result.document.metadata
     where = (
@@ -403,9 +575,10 @@ def _format_result(rank: int, result: SearchResult) -> str:
         else result.document.id
     )
     symbol = f"  {metadata['symbol']}" if metadata.get("symbol") else ""
+    page = f"  page {metadata['page']}" if metadata.get("page") is not None else ""
     lines = [line for line in result.document.content.splitlines() if line.strip()][:3]
     body = "\n".join(f"    {line[:120]}" for line in lines)
-    return f"{rank:>2}. {result.score:.4f}  {where}{symbol}\n{body}"
+    return f"{rank:>2}. {result.score:.4f}  {where}{page}{symbol}\n{body}"
 
 
 def _parse_filter(item: str) -> tuple[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -15,6 +16,10 @@ GIB = 1024 * MIB
 
 WATCH_MODES = ("auto", "client", "server", "off")
 TOKENIZERS = ("code", "seed")
+# A shared index's name: it is a value in every query (never spliced into SQL), and still kept to a plain word
+# so that a name holding SQL or shell metacharacters is refused before anything connects.
+SHARED_INDEX_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+MAX_HALF_LIFE_DAYS = 36500
 
 
 def embedding_from_environment() -> str | Mapping[str, Any]:
@@ -97,6 +102,35 @@ class ChunkShape:
 
 
 @dataclass(frozen=True)
+class Recency:
+    """Seed 003's temporal strategy: a file's score times a factor from `floor` (long unchanged) to 1 (just
+    changed), halving its distance to the floor every `half_life_days`. Off by default: a release tree has no
+    history, so it measured neutral on the bench (docs/benchmarks.md)."""
+
+    enabled: bool = False
+    half_life_days: float = 30.0
+    floor: float = 0.8
+
+
+@dataclass(frozen=True)
+class SharedIndex:
+    """A team index published to PostgreSQL (`ragls publish`); `url` None means libpq's environment (PGHOST...)."""
+
+    name: str
+    url: str | None = None
+
+
+def shared_index_name_problem(name: object) -> str | None:
+    """Why a shared index name is refused, or None: 1 to 63 letters, digits, `.`, `_` or `-`."""
+    if isinstance(name, str) and SHARED_INDEX_NAME.fullmatch(name):
+        return None
+    return (
+        "a shared index name is 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit "
+        f"(no quotes, spaces or SQL), got {name!r}"
+    )
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a session can be configured with; defaults are the documented ones."""
 
@@ -108,6 +142,14 @@ class Settings:
     cache_dir: str | None = None
     tokenizer: str = "code"
     chunk_shape: ChunkShape = field(default_factory=ChunkShape)
+    shared_index: SharedIndex | None = None
+    recency: Recency = field(default_factory=Recency)
+    # Files open in the editor rank as just changed (factor 1); the others keep at most their recency factor.
+    open_files_boost: bool = False
+    # A provider object that reorders the top fused results (`ragls.rag.rerank`); None is off.
+    reranker: Mapping[str, Any] | None = None
+    # A chat endpoint object whose rewrites of the question are searched too (`ragls.rag.expansion`); None is off.
+    query_expansion: Mapping[str, Any] | None = None
 
 
 def parse_settings(raw: Mapping[str, Any] | None, base: Settings | None = None) -> tuple[Settings, list[str]]:
@@ -219,6 +261,81 @@ def _parse_cache_dir(settings: Settings, value: Any, path: str, problems: list[s
     return settings
 
 
+def _parse_recency(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if not isinstance(value, Mapping):
+        problems.append(f'{path}: expected an object like {{"enabled": true, "halfLifeDays": 30}}, got {value!r}')
+        return settings
+    recency = settings.recency
+    for key, raw in value.items():
+        if key == "enabled":
+            if isinstance(raw, bool):
+                recency = replace(recency, enabled=raw)
+            else:
+                problems.append(f"{path}.enabled: expected true or false, got {raw!r}; using the default")
+        elif key == "halfLifeDays":
+            if _is_number(raw) and 0 < raw <= MAX_HALF_LIFE_DAYS:
+                recency = replace(recency, half_life_days=float(raw))
+            else:
+                problems.append(
+                    f"{path}.halfLifeDays: expected days above 0, at most {MAX_HALF_LIFE_DAYS:,}, got {raw!r}; "
+                    "using the default"
+                )
+        elif key == "floor":
+            if _is_number(raw) and 0 <= raw <= 1:
+                recency = replace(recency, floor=float(raw))
+            else:
+                problems.append(f"{path}.floor: expected a number from 0 to 1, got {raw!r}; using the default")
+        else:
+            problems.append(f"{path}.{key}: unknown key, ignored (use enabled, halfLifeDays or floor)")
+    return replace(settings, recency=recency)
+
+
+def _parse_open_files_boost(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    if not isinstance(value, bool):
+        problems.append(f"{path}: expected true or false, got {value!r}; using the default")
+        return settings
+    return replace(settings, open_files_boost=value)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float, not a bool."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+
+
+def _parse_shared_index(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+    """`{"name": ..., "url": ...}` or null; a bad one is reported and the folder indexed locally."""
+    if value is None:
+        return replace(settings, shared_index=None)
+    if not isinstance(value, Mapping):
+        problems.append(f'{path}: expected an object like {{"url": "postgresql://reader@db/ragls", "name": "app"}}')
+        return settings
+    for key in value:
+        if key not in ("name", "url"):
+            problems.append(f"{path}.{key}: unknown key, ignored (use name and url)")
+    name, url = value.get("name"), value.get("url")
+    problem = shared_index_name_problem(name)
+    if problem is not None:
+        problems.append(f"{path}.name: {problem}; indexing locally")
+        return replace(settings, shared_index=None)
+    if url is not None and not isinstance(url, str):
+        problems.append(f"{path}.url: expected a connection URL or null, got {type(url).__name__}; indexing locally")
+        return replace(settings, shared_index=None)
+    return replace(settings, shared_index=SharedIndex(str(name), url or None))
+
+
+def _provider_object(name: str) -> Callable[[Settings, Any, str, list[str]], Settings]:
+    """An object naming a provider, or "none"/null for off; its keys are checked where the provider is built."""
+
+    def parse(settings: Settings, value: Any, path: str, problems: list[str]) -> Settings:
+        if value in ("none", None) or isinstance(value, Mapping):
+            chosen: Any = value if isinstance(value, Mapping) else None
+            return replace(settings, **{name: chosen})
+        problems.append(f'{path}: expected an object or "none", got {value!r}; using the default (off)')
+        return settings
+
+    return parse
+
+
 _TOP_LEVEL: dict[str, Callable[[Settings, Any, str, list[str]], Settings]] = {
     "weights": _parse_weights,
     "maxChunksPerFile": _parse_max_chunks,
@@ -227,6 +344,11 @@ _TOP_LEVEL: dict[str, Callable[[Settings, Any, str, list[str]], Settings]] = {
     "watch": _choice("watch", WATCH_MODES),
     "cacheDir": _parse_cache_dir,
     "tokenizer": _choice("tokenizer", TOKENIZERS),
+    "recency": _parse_recency,
+    "openFilesBoost": _parse_open_files_boost,
+    "reranker": _provider_object("reranker"),
+    "queryExpansion": _provider_object("query_expansion"),
+    "sharedIndex": _parse_shared_index,
 }
 
 

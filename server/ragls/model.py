@@ -70,6 +70,9 @@ class Chunk:
     symbol_kind: str | None = None
     # The other definitions packed into this chunk with `symbol` (small neighbours share one chunk).
     also_defines: tuple[str, ...] = ()
+    # Where a chunk of a PDF or DOCX is in the document: its page (1-based), or its heading path.
+    page: int | None = None
+    heading: str | None = None
 
     def metadata(self) -> dict[str, Any]:
         """The metadata a chunk's document carries, keyed as on the wire."""
@@ -85,6 +88,10 @@ class Chunk:
             data["symbolKind"] = self.symbol_kind
         if self.also_defines:
             data["alsoDefines"] = list(self.also_defines)
+        if self.page is not None:
+            data["page"] = self.page
+        if self.heading is not None:
+            data["heading"] = self.heading
         return data
 
 
@@ -126,6 +133,8 @@ class IndexStatus:
     skipped: Mapping[str, int]
     error: str | None
     vectors: Mapping[str, Any] | None = None
+    # With a `sharedIndex` setting: its source (password masked), commit, files from it, files indexed locally.
+    shared: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,8 @@ def status_to_wire(folder_uri: str, status: IndexStatus) -> dict[str, Any]:
     }
     if status.vectors is not None:
         wire["vectors"] = dict(status.vectors)
+    if status.shared is not None:
+        wire["sharedIndex"] = dict(status.shared)
     return wire
 
 

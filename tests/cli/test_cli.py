@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,32 @@ def test_context_and_symbols(project: Path) -> None:
     assert plain.returncode == 0 and plain.stdout.startswith("[Relevant code context]\n--- file: src/pool.js")
     symbols = ragls("symbols", str(project), "acq", "-q")
     assert symbols.stdout.splitlines()[0].startswith("acquireConnection  function  src/pool.js:1-3")
+
+
+def test_min_score_and_recency_flags(project: Path) -> None:
+    every = json.loads(ragls("search", str(project), "token connection", "--json", "-q").stdout)
+    scores = [result["score"] for result in every]
+    assert len(every) >= 2 and scores[0] == 1.0 and all(0 <= score <= 1 for score in scores)
+    threshold = str((scores[0] + scores[1]) / 2)
+    kept = json.loads(
+        ragls("search", str(project), "token connection", "--json", "-q", "--min-score", threshold).stdout
+    )
+    assert [r["id"] for r in kept] == [every[0]["id"]]
+    context = ragls("context", str(project), "token connection", "--format", "plain", "-q", "--min-score", threshold)
+    assert context.returncode == 0 and context.stdout.count("--- file:") == 1
+    for bad in ("1.5", "-0.1", "high"):
+        refused = ragls("search", str(project), "token", "--min-score", bad)
+        assert refused.returncode == 2 and "--min-score: expected a number from 0 to 1" in refused.stderr
+    # Files dated by their mtime (no git here): the one changed today beats last year's with recency on.
+    year_ago = time.time() - 365 * 86400
+    os.utime(project / "src/auth.py", (year_ago, year_ago))
+    recent = ragls("search", str(project), "token connection", "--json", "-q", "--recency", "--half-life-days", "7")
+    assert recent.returncode == 0, recent.stderr
+    dated = {r["metadata"]["file"]: r["score"] for r in json.loads(recent.stdout)}
+    plain = {r["metadata"]["file"]: r["score"] for r in every}
+    assert dated["src/auth.py"] == pytest.approx(plain["src/auth.py"] * 0.8, rel=1e-3)
+    assert dated["src/pool.js"] == pytest.approx(plain["src/pool.js"], rel=1e-3)
+    assert ragls("search", str(project), "x", "--half-life-days", "0").returncode == 2
 
 
 def test_exit_codes(project: Path) -> None:

@@ -88,6 +88,24 @@ async def test_tools_answer_with_citations(workspace: Path) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.timeout(90)
+async def test_min_score_leaves_out_results_scoring_less(workspace: Path) -> None:
+    async with mcp_session(workspace) as session:
+        every = (await call(session, "search_code", {"query": "request token"})).structured_content
+        assert every is not None and len(every["results"]) >= 2
+        scores = [result["score"] for result in every["results"]]
+        assert scores[0] == 1.0 and all(0 <= score <= 1 for score in scores)
+        threshold = (scores[0] + scores[1]) / 2
+        kept = (
+            await call(session, "search_code", {"query": "request token", "min_score": threshold})
+        ).structured_content
+        assert kept is not None and [r["id"] for r in kept["results"]] == [every["results"][0]["id"]]
+        prompt = await call(session, "context_prompt", {"query": "request token", "min_score": threshold})
+        assert prompt.structured_content is not None
+        assert prompt.structured_content["citations"] == [every["results"][0]["citation"]]
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(90)
 async def test_status_and_reindex(workspace: Path) -> None:
     async with mcp_session(workspace) as session:
         await call(session, "search_code", {"query": "token"})  # waits for the first index
@@ -111,6 +129,8 @@ BAD_INPUT = [
     ("context_prompt", {"query": "token", "format": "yaml"}, "format must be one of fenced, plain, got 'yaml'"),
     ("context_prompt", {"query": ""}, "query must be a non-empty string"),
     ("context_prompt", {"query": "token", "top_k": -3}, "top_k must be 1..100, got -3"),
+    ("search_code", {"query": "token", "min_score": 1.5}, "min_score must be a number from 0 to 1, got 1.5"),
+    ("context_prompt", {"query": "token", "min_score": -1}, "min_score must be a number from 0 to 1, got -1"),
     ("find_symbols", {"query": "x", "limit": 0}, "limit must be 1..200, got 0"),
     ("find_symbols", {"query": "x" * 300}, "query must be at most 256 characters, got 300"),
     ("read_lines", {"path": "src/db/pool.py", "start_line": 0}, "start_line must be a line number from 1, got 0"),
@@ -127,7 +147,8 @@ async def test_bad_input_is_a_tool_error_with_the_engines_message(workspace: Pat
             assert result.is_error, (tool, arguments)
             assert message in text(result), (tool, arguments, text(result))
             assert "Traceback" not in text(result)
-            assert "topK" not in text(result)  # the tools' parameters are snake_case, and so are their errors
+            # The tools' parameters are snake_case, and so are their errors.
+            assert "topK" not in text(result) and "minScore" not in text(result)
         status = await call(session, "index_status")
         assert status.structured_content is not None
         assert (status.structured_content["state"], status.structured_content["error"]) == ("idle", None)
@@ -141,6 +162,7 @@ async def test_input_schemas_carry_their_bounds(workspace: Path) -> None:
     assert bounds(tools["search_code"], "top_k") == (1, 100, None)
     assert bounds(tools["context_prompt"], "top_k") == (1, 100, None)
     assert bounds(tools["context_prompt"], "format") == (None, None, ["fenced", "plain"])
+    assert bounds(tools["search_code"], "min_score") == bounds(tools["context_prompt"], "min_score") == (0, 1, None)
     assert bounds(tools["find_symbols"], "limit") == (1, 200, None)
     assert bounds(tools["read_lines"], "start_line") == (1, None, None)
     assert bounds(tools["read_lines"], "end_line") == (1, None, None)

@@ -53,6 +53,7 @@ class Session:
         self.client = client
         self.root = root
         self.registrations: list[types.Registration] = []
+        self.initialize_result: types.InitializeResult | None = None
 
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.client.protocol.send_request_async(method, params)
@@ -102,7 +103,7 @@ async def start_session(
         session.registrations.extend(params.registrations)
 
     folder_list = folders if folders is not None else [root]
-    await lsp_client.initialize_session(
+    session.initialize_result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(client_name) if isinstance(client_name, str) else client_name,
             root_uri=root.as_uri(),

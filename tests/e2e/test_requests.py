@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
 
-from tests.e2e.conftest import Session
+from tests.e2e.conftest import Session, start_session
+from tests.sample_workspace import write_tree
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
 
@@ -52,10 +57,61 @@ async def test_search_filters_by_metadata(session: Session) -> None:
         ({"query": "x", "topK": 101}, "topK"),
         ({"query": "x", "folder": "file:///nonexistent-folder"}, "folder"),
         ({"query": "x", "filters": ["language"]}, "filters"),
+        ({"query": "x", "minScore": -0.1}, "minScore"),
+        ({"query": "x", "minScore": 1.5}, "minScore"),
+        ({"query": "x", "minScore": "0.5"}, "minScore"),
+        ({"query": "x", "minScore": True}, "minScore"),
     ],
 )
 async def test_search_rejects_bad_params(session: Session, params: dict, field: str) -> None:
     await expect_invalid(session, "rag/search", params, field)
+
+
+async def test_min_score_leaves_out_results_scoring_less(session: Session) -> None:
+    every = (await session.search("request token"))["results"]
+    scores = [result["score"] for result in every]
+    assert len(every) >= 2 and all(0 <= score <= 1 for score in scores) and scores[0] == 1.0
+    threshold = (scores[0] + scores[1]) / 2
+    kept = (await session.search("request token", minScore=threshold))["results"]
+    assert [r["id"] for r in kept] == [r["id"] for r in every if r["score"] >= threshold] == [every[0]["id"]]
+    assert (await session.search("request token", minScore=0))["results"] == every
+    prompt = await session.request("rag/contextPrompt", {"query": "request token", "minScore": threshold})
+    assert [r["id"] for r in prompt["results"]] == [every[0]["id"]]
+    command = await session.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="ragls.search", arguments=[{"query": "request token", "minScore": 1}])
+    )
+    assert [r["id"] for r in command["results"]] == [every[0]["id"]]
+    await expect_invalid(session, "rag/contextPrompt", {"query": "x", "minScore": 2}, "minScore")
+
+
+async def test_files_open_in_the_editor_rank_first_with_the_open_file_boost(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    code = "def settle_invoice(invoice):\n    return invoice.total - invoice.discount\n"
+    root = write_tree(tmp_path / "workspace", {"a_copy.py": code, "b_copy.py": code})
+    session = await start_session(client, root, "neovim@v0.10.0", init_options={"openFilesBoost": True})
+    assert session.initialize_result is not None
+    sync = session.initialize_result.capabilities.text_document_sync
+    # Clients send didOpen and didClose (never the buffers' changes: files are read from disk).
+    assert isinstance(sync, types.TextDocumentSyncOptions) and sync.open_close is True
+    assert sync.change == types.TextDocumentSyncKind.None_
+    await session.wait_indexed()
+
+    def files(results: list[dict[str, Any]]) -> list[str]:
+        return [result["metadata"]["file"] for result in results]
+
+    # The two copies score alike; ties go by id.
+    assert files((await session.search("settle invoice total"))["results"]) == ["a_copy.py", "b_copy.py"]
+    uri = (root / "b_copy.py").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=code))
+    )
+    boosted = await session.wait_search(
+        "settle invoice total", lambda found: files(found) == ["b_copy.py", "a_copy.py"]
+    )
+    assert boosted[0]["score"] == 1.0 and boosted[1]["score"] == pytest.approx(0.8, abs=1e-6)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    await session.wait_search("settle invoice total", lambda found: files(found) == ["a_copy.py", "b_copy.py"])
 
 
 async def test_context_prompt_fenced_and_plain(session: Session) -> None:

@@ -48,5 +48,5 @@ def test_every_setting_is_documented() -> None:
 
 def test_every_cli_command_is_documented() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    for command in ("serve", "mcp", "index", "search", "context", "symbols", "cache"):
+    for command in ("serve", "mcp", "index", "search", "context", "symbols", "cache", "watch"):
         assert f"`ragls {command}" in readme, command

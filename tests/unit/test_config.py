@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from ragls.config import LIMIT_PRESETS, MIB, Limits, Settings, Weights, parse_limit_assignment, parse_settings
+from ragls.config import (
+    LIMIT_PRESETS,
+    MIB,
+    Limits,
+    Recency,
+    Settings,
+    Weights,
+    parse_limit_assignment,
+    parse_settings,
+)
 
 
 def test_good_settings_apply() -> None:
@@ -137,3 +146,34 @@ def test_limit_assignments_from_the_command_line(text: str, expected: tuple[str,
 def test_bad_limit_assignments_say_what_is_accepted(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         parse_limit_assignment(text)
+
+
+def test_recency_and_the_open_file_boost_are_off_by_default_with_the_seed_s_values() -> None:
+    assert Settings().recency == Recency(enabled=False, half_life_days=30.0, floor=0.8)
+    assert Settings().open_files_boost is False
+    settings, problems = parse_settings(
+        {"recency": {"enabled": True, "halfLifeDays": 7, "floor": 0.5}, "openFilesBoost": True}
+    )
+    assert problems == []
+    assert settings.recency == Recency(enabled=True, half_life_days=7.0, floor=0.5)
+    assert settings.open_files_boost is True
+    assert parse_settings({"recency": {"enabled": True}})[0].recency == Recency(enabled=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        ({"recency": True}, "ragls.recency:"),
+        ({"recency": {"enabled": "yes"}}, "ragls.recency.enabled"),
+        ({"recency": {"halfLifeDays": 0}}, "ragls.recency.halfLifeDays"),
+        ({"recency": {"halfLifeDays": float("nan")}}, "ragls.recency.halfLifeDays"),
+        ({"recency": {"floor": 1.5}}, "ragls.recency.floor"),
+        ({"recency": {"floor": True}}, "ragls.recency.floor"),
+        ({"recency": {"halfLife": 3}}, "ragls.recency.halfLife"),
+        ({"openFilesBoost": 1.2}, "ragls.openFilesBoost"),
+    ],
+)
+def test_bad_recency_settings_are_named_and_defaulted(raw: dict[str, Any], path: str) -> None:
+    settings, problems = parse_settings(raw)
+    assert settings == Settings()
+    assert len(problems) == 1 and problems[0].startswith(path), problems

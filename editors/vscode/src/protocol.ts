@@ -115,6 +115,8 @@ export interface SearchParams {
   topK?: number;
   filters?: Record<string, unknown>;
   folder?: string;
+  /** Leave out results scoring less (scores are relevance, 0..1); default 0. */
+  minScore?: number;
 }
 
 export interface SearchResult {
@@ -128,6 +130,7 @@ export interface ContextPromptParams {
   topK?: number;
   format?: PromptFormat;
   folder?: string;
+  minScore?: number;
 }
 
 export interface ContextPromptResult {
@@ -215,6 +218,13 @@ export interface Limits {
 
 export type WatchMode = "auto" | "client" | "server" | "off";
 
+/** Seed 003's temporal strategy: a factor from `floor` (long unchanged) to 1 (just changed). */
+export interface Recency {
+  enabled: boolean;
+  halfLifeDays?: number;
+  floor?: number;
+}
+
 /** The `ragls` section of initializationOptions and workspace/configuration. */
 export interface ServerSettings {
   weights: Weights;
@@ -223,6 +233,12 @@ export interface ServerSettings {
   limits: Limits;
   watch: WatchMode;
   cacheDir: string | null;
+  recency: Recency;
+  openFilesBoost: boolean;
+  // Provider objects the server checks and names by path; null is off.
+  reranker: Record<string, unknown> | null;
+  queryExpansion: Record<string, unknown> | null;
+  sharedIndex: { url?: string; name?: string } | null;
 }
 
 /** PROTOCOL.md's documented defaults. */
@@ -234,6 +250,11 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   limits: {},
   watch: "auto",
   cacheDir: null,
+  recency: { enabled: false, halfLifeDays: 30, floor: 0.8 },
+  openFilesBoost: false,
+  reranker: null,
+  queryExpansion: null,
+  sharedIndex: null,
 };
 
 /** JSON-RPC error code of a bad request (the message names the field). */

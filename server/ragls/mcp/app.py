@@ -29,7 +29,7 @@ READY_WAIT_SECONDS = 5.0
 MAX_SYMBOLS = 200
 log = logging.getLogger(__name__)
 # The engine's errors name the protocol's fields; the tools' parameters are spelled these ways.
-PARAMETER_NAMES = {"topK": "top_k"}
+PARAMETER_NAMES = {"topK": "top_k", "minScore": "min_score"}
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = (
@@ -55,6 +55,15 @@ Query = Annotated[
     _bounded("a question or keywords, e.g. 'where are tokens validated'", minLength=1, maxLength=MAX_QUERY_CHARS),
 ]
 TopK = Annotated[int, _bounded(f"how many results, 1..{MAX_TOP_K}", minimum=1, maximum=MAX_TOP_K)]
+MinScore = Annotated[
+    float,
+    _bounded(
+        "leave out results scoring less (scores are relevance, 0..1: 1 for a result every search stream ranks "
+        "first); 0 keeps all",
+        minimum=0,
+        maximum=1,
+    ),
+]
 
 
 def run_mcp(root: Path, settings: Settings | None = None) -> int:
@@ -107,10 +116,11 @@ class _Tools:
             dict[str, Any] | None,
             Field(description='exact metadata matches, ANDed, e.g. {"language": "python"}'),
         ] = None,
+        min_score: MinScore = 0.0,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the folder's code and documents; each result is cited as file:start-end with its code."""
         complete = await self._wait_for_first_index()
-        results = await _engine(lambda: self.session.service.search(query, top_k, filters))
+        results = await _engine(lambda: self.session.service.search(query, top_k, filters, min_score))
         root = self.session.root
         data: SearchOutput = {"results": [render.result_data(result, root) for result in results], "complete": complete}
         return _result(data, render.results_text(query, results, complete))
@@ -124,10 +134,13 @@ class _Tools:
         format: Annotated[
             str, _bounded("'fenced' (untrusted-context fence) or 'plain'", enum=list(FORMATS))
         ] = "fenced",
+        min_score: MinScore = 0.0,
     ) -> Annotated[CallToolResult, ContextOutput]:
         """A prompt that answers the question from the folder's code: evidence first, then the question."""
         complete = await self._wait_for_first_index()
-        prompt, results = await _engine(lambda: self.session.service.build_context_prompt(query, top_k, format))
+        prompt, results = await _engine(
+            lambda: self.session.service.build_context_prompt(query, top_k, format, min_score)
+        )
         root = self.session.root
         data: ContextOutput = {
             "prompt": prompt,

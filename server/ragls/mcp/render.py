@@ -21,10 +21,12 @@ PREVIEW_LINES = 40
 
 
 def citation(result: SearchResult) -> str:
-    """`file:start-end` for chunks of files (1-based, inclusive); `document:<id>` for added documents."""
+    """`file:start-end` for chunks of files (1-based, inclusive; `file:start-end page N` for a PDF's);
+    `document:<id>` for added documents."""
     metadata = result.document.metadata
     if metadata.get("file") and metadata.get("startLine") is not None:
-        return f"{metadata['file']}:{metadata['startLine']}-{metadata.get('endLine', metadata['startLine'])}"
+        page = f" page {metadata['page']}" if metadata.get("page") is not None else ""
+        return f"{metadata['file']}:{metadata['startLine']}-{metadata.get('endLine', metadata['startLine'])}{page}"
     return f"document:{result.document.id}"
 
 

@@ -10,6 +10,7 @@ worded to follow the field's name ("must be ..."), or None; no message echoes a 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,6 +57,13 @@ def object_problem(value: Any) -> str | None:
     index = lone_surrogate(encoded)
     if index is not None:
         return f"must be valid Unicode, got a lone surrogate U+{ord(encoded[index]):04X}"
+    return None
+
+
+def score_problem(value: Any) -> str | None:
+    """A `minScore`: a number from 0 to 1, the range of every result's score."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= 1:
+        return f"must be a number from 0 to 1, got {shown(value)}"
     return None
 
 

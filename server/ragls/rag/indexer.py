@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
@@ -22,7 +23,17 @@ from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
 ProgressCallback = Callable[[Progress], None]
 # Skip reasons that only the bytes decide (not the limits): remembered by stat key, so an unchanged file
 # is not read again on every run and restart (Django has 1,390 of them).
-SKIPS_BY_CONTENT = frozenset({"binary", "undecodable"})
+SKIPS_BY_CONTENT = frozenset({"binary", "undecodable", "unextractable"})
+
+
+class FileChange(NamedTuple):
+    """What a run of changed paths did to one file: `added` or `updated` (with its chunks), `removed`, or
+    `skipped` (with the reason)."""
+
+    path: str
+    action: str
+    chunks: int = 0
+    reason: str | None = None
 
 
 class Cancelled(RaglsError):
@@ -41,12 +52,15 @@ class RunReport:
     warning: str | None = None
     # Ignore files cut short at a cap (the rest of each is not applied), one warning each for the user.
     ignore_warnings: list[str] = field(default_factory=list)
+    # Per file, for runs of changed paths only (`ragls watch` prints them); a full run leaves it empty.
+    changes: list[FileChange] = field(default_factory=list)
 
 
 @dataclass
 class _Staging:
     delta: Delta = field(default_factory=Delta)
     report: RunReport = field(default_factory=RunReport)
+    track_changes: bool = False
     decoded_chars: int = 0
     # The files of delta.removed_files as a set: a burst of 10,000 deletions must not cost 10,000 list scans.
     removed: set[str] = field(default_factory=set)
@@ -89,7 +103,7 @@ class Indexer:
 
     def paths_run(self, state: IndexState, rel_paths: Iterable[str]) -> tuple[Delta, RunReport]:
         """Re-ingest only the given paths (files or directories); cost is proportional to them."""
-        staging = _Staging()
+        staging = _Staging(track_changes=True)
         for rel_path in sorted(set(rel_paths)):
             self._stage_path(state, rel_path, staging)
         touched = set(staging.delta.records) | set(staging.delta.removed_files)
@@ -177,6 +191,8 @@ class Indexer:
         )
         if outcome.skip_reason is not None:
             staging.report.skipped[outcome.skip_reason] += 1
+            if staging.track_changes:
+                staging.report.changes.append(FileChange(rel_path, "skipped", reason=outcome.skip_reason))
             if outcome.skip_reason != "unreadable":
                 # A file that became binary or too large loses its chunks; an unreadable one keeps them.
                 self._stage_removal(state, rel_path, staging)
@@ -199,6 +215,9 @@ class Indexer:
         assert outcome.chunked is not None
         self.chunk_calls += 1
         staging.report.chunked_files += 1
+        if staging.track_changes:
+            action = "added" if record is None else "updated"
+            staging.report.changes.append(FileChange(rel_path, action, len(outcome.chunked.chunks)))
         if record is not None:
             staging.delta.remove_ids.extend(record.chunk_ids)
         documents = [chunk_document(chunk) for chunk in outcome.chunked.chunks]
@@ -228,6 +247,8 @@ class Indexer:
         staging.delta.removed_files.append(rel_path)
         staging.removed.add(rel_path)
         staging.delta.records.pop(rel_path, None)
+        if staging.track_changes and not any(c.path == rel_path for c in staging.report.changes[-1:]):
+            staging.report.changes.append(FileChange(rel_path, "removed"))
 
     def _check_decoded_chars(self, total: int, when: str) -> None:
         limit = self.settings.limits.max_decoded_bytes

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 from xml.sax.saxutils import escape
 
 from ragls.model import SearchResult
@@ -53,7 +55,7 @@ def _plain(query: str, results: list[SearchResult]) -> str:
         metadata = result.document.metadata
         if metadata.get("file"):
             lines = f"{metadata.get('startLine')}-{metadata.get('endLine')}"
-            header = f"--- file: {_header_value(metadata['file'])} (lines {_header_value(lines)}) ---"
+            header = f"--- file: {_header_value(metadata['file'])} ({_where(metadata)}lines {_header_value(lines)}) ---"
         else:
             header = f"--- document: {_header_value(result.document.id)} ---"
         parts.append(header)
@@ -62,6 +64,15 @@ def _plain(query: str, results: list[SearchResult]) -> str:
     parts.append("[User question]")
     parts.append(query)
     return "\n".join(parts)
+
+
+def _where(metadata: Mapping[str, Any]) -> str:
+    """A PDF chunk's page or a DOCX chunk's heading, cited before its lines (`page 3, `); empty for other files."""
+    if metadata.get("page") is not None:
+        return f"page {_header_value(metadata['page'])}, "
+    if metadata.get("heading"):
+        return f"heading {_header_value(metadata['heading'])}, "
+    return ""
 
 
 def _neutralized(text: str) -> str:

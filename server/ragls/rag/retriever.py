@@ -44,6 +44,10 @@ def normalized_scores(results: Sequence[SearchResult]) -> list[float]:
     return [result.score * scale if result.score > 0.0 else 0.0 for result in results]
 
 
+# The most one stream's result can contribute (before its weight), by fusion: what `relevance` divides by.
+FUSION_CEILINGS: dict[Fusion, float] = {reciprocal_ranks: 1.0 / (RRF_K + 1), normalized_scores: 1.0}
+
+
 @dataclass(frozen=True)
 class WeightedStream:
     stream: SearchStream
@@ -53,9 +57,10 @@ class WeightedStream:
 class HybridRetriever:
     """Asks each stream for 2 x topK (or `min_depth` if more) and sums weight x fusion(stream's results).
 
-    The default fusion is the contract's sum(weight / (60 + rank + 1)), rank from 0. The fused score is
-    then scaled by an optional prior on the result's file, and at most `max_per_file` chunks of one file
-    are kept.
+    The default fusion is the contract's sum(weight / (60 + rank + 1)), rank from 0. With `relevance`, the
+    fused score is divided by the most it could be (every active stream's weight times the fusion's best
+    contribution): 0..1, 1 for a result each stream ranks first. It is then scaled by an optional prior on
+    the result's file, and at most `max_per_file` chunks of one file are kept.
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class HybridRetriever:
         prior: Callable[[str | None], float] | None = None,
         min_depth: int = 0,
         fusion: Fusion = reciprocal_ranks,
+        relevance: bool = False,
     ) -> None:
         if not streams:
             raise ValueError("HybridRetriever needs at least one stream")
@@ -73,6 +79,9 @@ class HybridRetriever:
         self.prior = prior
         self.min_depth = min_depth
         self.fusion = fusion
+        self.relevance = relevance
+        if relevance and fusion not in FUSION_CEILINGS:
+            raise ValueError("relevance needs a fusion whose best contribution is known (see FUSION_CEILINGS)")
 
     @staticmethod
     def builder() -> HybridRetrieverBuilder:
@@ -82,19 +91,26 @@ class HybridRetriever:
         fused: dict[str, float] = {}
         documents: dict[str, Document] = {}
         depth = max(2 * top_k, self.min_depth)
+        active_weight = 0.0
         for weighted in self.streams:
+            if not getattr(weighted.stream, "active", True):
+                continue
             try:
                 results = weighted.stream.search(query, depth, filters)
             except Exception:
                 log.exception("search stream %s failed; skipping it", getattr(weighted.stream, "name", "?"))
                 continue
+            active_weight += weighted.weight
             for result, contribution in zip(results, self.fusion(results), strict=True):
                 document_id = result.document.id
                 documents[document_id] = result.document
                 fused[document_id] = fused.get(document_id, 0.0) + weighted.weight * contribution
-        if self.prior is not None:
-            for document_id, score in fused.items():
-                fused[document_id] = score * self.prior(documents[document_id].metadata.get("file"))
+        ceiling = active_weight * FUSION_CEILINGS[self.fusion] if self.relevance else 1.0
+        scale = 1.0 / ceiling if ceiling > 0.0 else 1.0
+        prior = self.prior
+        for document_id, score in fused.items():
+            factor = prior(documents[document_id].metadata.get("file")) if prior is not None else 1.0
+            fused[document_id] = score * scale * factor
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         return self._diversify(ranked, documents, top_k)
 
@@ -126,6 +142,7 @@ class HybridRetrieverBuilder:
         self._prior: Callable[[str | None], float] | None = None
         self._min_depth = 0
         self._fusion: Fusion = reciprocal_ranks
+        self._relevance = False
 
     def stream(self, stream: SearchStream, weight: float) -> HybridRetrieverBuilder:
         self._streams.append(WeightedStream(stream, weight))
@@ -150,10 +167,17 @@ class HybridRetrieverBuilder:
         self._fusion = fusion
         return self
 
+    def relevance(self) -> HybridRetrieverBuilder:
+        """Scores as relevance, 0..1: the fused score over the most it could be for the streams that answered."""
+        self._relevance = True
+        return self
+
     def build(self) -> HybridRetriever:
         if not self._streams:
             raise ValueError("HybridRetriever.builder() needs at least one stream before build()")
-        return HybridRetriever(self._streams, self._max_per_file, self._prior, self._min_depth, self._fusion)
+        return HybridRetriever(
+            self._streams, self._max_per_file, self._prior, self._min_depth, self._fusion, self._relevance
+        )
 
 
 class WhenComplete:
@@ -167,6 +191,11 @@ class WhenComplete:
         self.stream = stream
         self.name = stream.name
         self.complete = complete
+
+    @property
+    def active(self) -> bool:
+        """Whether the stream takes part: its weight counts toward the most a fused score could be."""
+        return self.complete()
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         return self.stream.search(query, top_k, filters) if self.complete() else []

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragls.config import Settings
 from ragls.errors import InvalidArgument, RaglsError
@@ -21,6 +21,7 @@ from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.tokenize import code_text, name_text, tokenizer_for
 from ragls.index.vectors import VectorStream
 from ragls.ingest.chunking import CHUNKER_VERSIONS
+from ragls.ingest.documents import NEEDS_EXTRA, needs_extra_notice
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
 from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
 from ragls.rag.checks import (
@@ -30,19 +31,26 @@ from ragls.rag.checks import (
     document_id_problem,
     object_problem,
     require,
+    score_problem,
     shown,
     text_problem,
 )
 from ragls.rag.embedding_worker import CoverageCallback, EmbeddingWorker, embed_pending
 from ragls.rag.excerpt import narrow_long_results
+from ragls.rag.expansion import expansion_stage, fuse_rankings
 from ragls.rag.generation import Delta, GenerationImage, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.memory import collector_paused, release_free_memory
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
+from ragls.rag.recency import Freshness
+from ragls.rag.rerank import rerank_stage
 from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
 from ragls.rag.saver import SerialWorker
 from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
+
+if TYPE_CHECKING:
+    from ragls.rag.shared.reader import SharedSource
 
 MAX_TOP_K = 100
 log = logging.getLogger(__name__)
@@ -99,7 +107,10 @@ class RagService:
         self._store: IndexStore | None = self._open_store(self.root)
         self.notices: list[str] = []
         self.state = _new_state(self.settings, embedding)
-        self.retriever = _new_retriever(self.state, self.settings)
+        self.freshness = Freshness(self.settings.recency, self.settings.open_files_boost)
+        self.retriever = _new_retriever(self.state, self.settings, self.freshness)
+        self.expansion = expansion_stage(self.settings.query_expansion, self._report)
+        self.reranking = rerank_stage(self.settings.reranker, self._report)
         self._embedder = (
             EmbeddingWorker(self.state.vectors, self._save_vectors)
             if self.state.vectors is not None and background_embedding
@@ -111,6 +122,7 @@ class RagService:
         self._state_name = "idle"
         self._error: str | None = None
         self._skipped: Counter[str] = Counter()
+        self._told_needs_extra = False
         self._snapshot_timer: threading.Timer | None = None
         self._snapshot_requested_at: float | None = None
         self._snapshot_write_lock = threading.Lock()
@@ -121,6 +133,7 @@ class RagService:
         self._saver = SerialWorker("ragls-save")
         self._last_save = 0
         self._timer_lock = threading.Lock()
+        self._shared: SharedSource | None = None
 
     # ---------------------------------------------------------------- indexing
 
@@ -143,12 +156,14 @@ class RagService:
             if self._indexer is None and root == self.root:
                 self._indexer = Indexer(root, self.settings)
                 self._load_stored()
+                self._load_shared(root)
             elif self._indexer is None or root != self._indexer.root:
                 self._start_over(root, forget_files=True)
             if full:
                 self.clear_hashes()
             assert self._indexer is not None
             summary = self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
+            self.freshness.refresh(root, self.state.files)
             saved = self._last_save
         self._saver.wait(saved)
         return summary
@@ -172,7 +187,14 @@ class RagService:
         with self._index_lock:
             if self._indexer is None:
                 return None
-            return self._run(lambda indexer: indexer.paths_run(self.state, rel_paths), full_walk=False)
+            summary = self._run(lambda indexer: indexer.paths_run(self.state, rel_paths), full_walk=False)
+            self.freshness.touched(self._indexer.root, rel_paths)
+            return summary
+
+    def wait_for_saves(self, timeout: float | None = None) -> bool:
+        """Until every commit so far is in the store, so another process loads it (`ragls watch` reports a change
+        once it is); False on timeout."""
+        return self._saver.wait(timeout=timeout)
 
     def clear_hashes(self) -> None:
         """Forget fingerprints (and which files were skipped for their content) so the next run re-reads every file."""
@@ -215,6 +237,9 @@ class RagService:
         self._error = None
         for warning in report.ignore_warnings:
             self._report(warning)
+        if report.skipped.get(NEEDS_EXTRA) and not self._told_needs_extra:
+            self._told_needs_extra = True  # once per session: each run counts them in `skipped` anyway
+            self._report(needs_extra_notice(report.skipped[NEEDS_EXTRA]))
         if full_walk:
             self._skipped = report.skipped
             if report.warning is not None:
@@ -255,6 +280,20 @@ class RagService:
                 self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self.state.skipped_files = dict(stored.skipped)
             self._manual_ids = set(stored.manual_ids)
+
+    def _load_shared(self, root: Path) -> None:
+        """With `sharedIndex`, commit the published rows this session lacks; the walk then keeps those that match."""
+        if self.settings.shared_index is None:
+            return
+        from ragls.rag.shared.reader import load_shared  # psycopg only where a shared index is set
+
+        loaded = load_shared(root, self.settings, self.state)
+        self._shared = loaded.source
+        if loaded.warning is not None:
+            self._report(loaded.warning)
+        if loaded.delta is not None and not loaded.delta.is_empty():
+            self.state.commit(loaded.delta, count_generation=False)  # searchable at once; complete after the walk
+            self._queue_save(loaded.delta, SNAPSHOT_QUIET_SECONDS)
 
     def _install_snapshot(self, stored: StoredIndex) -> StoredIndex:
         """Install the snapshot's image; one that does not fit together is reported, removed, and the rows used."""
@@ -428,23 +467,36 @@ class RagService:
 
     # ---------------------------------------------------------------- reading
 
-    def search(self, query: str, top_k: int = 10, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
-        """The best chunks and documents for a query, fused over every stream."""
+    def search(
+        self, query: str, top_k: int = 10, filters: Mapping[str, Any] | None = None, min_score: float = 0.0
+    ) -> list[SearchResult]:
+        """The best chunks and documents for a query, fused over every stream; scores are relevance, 0..1
+        (see `_new_retriever`), and results below `min_score` are left out."""
         require("query", text_problem(query, MAX_QUERY_CHARS))
         _check_top_k(top_k)
         require("filters", object_problem(filters))
+        require("minScore", score_problem(min_score))
         self._last_search_at = time.monotonic()
+        # Rewrites and reranking talk to models: neither holds the read side (a commit would wait on them).
+        rewrites = self.expansion.rewrites(query) if self.expansion is not None else []
+        depth = self.reranking.depth(top_k) if self.reranking is not None else top_k
         with self.state.lock.reading():
-            results = self.retriever.retrieve(query, top_k, filters)
-        return narrow_long_results(results, query, self.state.knowledge_base.tokenizer, self.settings.chunk_shape)
+            rankings = [self.retriever.retrieve(text, depth, filters) for text in (query, *rewrites)]
+        results = fuse_rankings(rankings, self.settings.max_chunks_per_file, depth) if rewrites else rankings[0]
+        results = narrow_long_results(results, query, self.state.knowledge_base.tokenizer, self.settings.chunk_shape)
+        if self.reranking is not None:
+            results = self.reranking.rerank(query, results)
+        if min_score > 0.0:
+            results = [result for result in results if result.score >= min_score]
+        return results[:top_k]
 
     def build_context_prompt(
-        self, query: str, top_k: int = 5, prompt_format: str = "fenced"
+        self, query: str, top_k: int = 5, prompt_format: str = "fenced", min_score: float = 0.0
     ) -> tuple[str, list[SearchResult]]:
-        """The prompt for a question, with the results it was built from."""
+        """The prompt for a question, with the results it was built from (those scoring `min_score` or more)."""
         if prompt_format not in FORMATS:
             raise InvalidArgument("format", f"format must be one of {', '.join(FORMATS)}, got {prompt_format!r}")
-        results = self.search(query, top_k)
+        results = self.search(query, top_k, min_score=min_score)
         return build_prompt(query, results, prompt_format), results
 
     def symbols(self, query: str, limit: int = 256) -> list[Symbol]:
@@ -478,6 +530,7 @@ class RagService:
                 skipped=dict(self._skipped),
                 error=self._error,
                 vectors=vectors,
+                shared=self._shared.status(state.files) if self._shared is not None else None,
             )
 
     @property
@@ -566,9 +619,14 @@ def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> Index
     return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors, code)
 
 
-def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
+def _new_retriever(state: IndexState, settings: Settings, freshness: Freshness) -> HybridRetriever:
     """BM25, BM25 over code alone, TF-IDF and symbol names fused by normalized scores; with an embedding provider,
-    dense vectors join once every chunk has one."""
+    dense vectors join once every chunk has one.
+
+    Scores are relevance: the fused score over the sum of the weights of the streams that answered (each
+    stream's best counts 1), times the path prior and, where recency or the open-file boost is on, the
+    freshness factor; every factor is at most 1, so a score is 0..1 on every folder and query.
+    """
     weights = settings.weights
     builder = HybridRetriever.builder().stream(state.bm25, weights.bm25).stream(state.knowledge_base, weights.vector)
     if state.names is not None:
@@ -578,8 +636,9 @@ def _new_retriever(state: IndexState, settings: Settings) -> HybridRetriever:
     vectors = state.vectors
     if vectors is not None:
         builder.stream(WhenComplete(vectors, lambda: vectors.complete), weights.dense)
-    builder.min_depth(FUSION_DEPTH).fusion(normalized_scores)
-    return builder.max_per_file(settings.max_chunks_per_file).prior(path_prior).build()
+    builder.min_depth(FUSION_DEPTH).fusion(normalized_scores).relevance()
+    prior = path_prior if not freshness.active else lambda file: path_prior(file) * freshness.factor(file)
+    return builder.max_per_file(settings.max_chunks_per_file).prior(prior).build()
 
 
 def _check_top_k(top_k: Any) -> None:

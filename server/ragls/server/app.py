@@ -116,7 +116,8 @@ class RaglsServer(LanguageServer):
     protocol: RaglsProtocol
 
     def __init__(self) -> None:
-        # Documents are read from disk, never from the editor's buffers: ask for no change events.
+        # Documents are read from disk, never from the editor's buffers: ask for no change events (didOpen and
+        # didClose say which files are open, for the open-file boost).
         super().__init__(
             "ragls",
             __version__,
@@ -219,8 +220,7 @@ class RaglsServer(LanguageServer):
         notices = [f"ragls: {notice}" for notice in folder.service.take_notices()]
         if error is not None:
             notices.append(
-                f"ragls: updating {folder.root} after file changes failed: {error}; "
-                "searching the last complete index"
+                f"ragls: updating {folder.root} after file changes failed: {error}; searching the last complete index"
             )
         for notice in notices:
             try:

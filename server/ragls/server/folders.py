@@ -67,7 +67,8 @@ class Folders:
         return folder
 
     def replace_service(self, folder: Folder, service: RagService) -> None:
-        """Swap a folder's session for one built with new settings."""
+        """Swap a folder's session for one built with new settings; the files open in the editor stay open."""
+        service.freshness.open_files = folder.service.freshness.open_files
         folder.service = service
 
     def all(self) -> list[Folder]:

@@ -206,12 +206,13 @@ async def _search(ls: RaglsServer, params: Any) -> dict[str, Any]:
         scored = []
         for folder in folders:
             service = folder.service
-            for result in checked(partial(service.search, p.query, p.top_k, p.filters)):
+            for result in checked(partial(service.search, p.query, p.top_k, p.filters, p.min_score)):
                 scored.append((result, folder))
         scored.sort(key=lambda item: -item[0].score)
         return [search_result_to_wire(result, folder.root) for result, folder in scored[: p.top_k]]
 
     results = await asyncio.to_thread(run)
+    _tell_notices(ls, folders)
     return {
         "results": results,
         "complete": all(f.service.complete for f in folders),
@@ -226,15 +227,23 @@ async def _context_prompt(ls: RaglsServer, params: Any) -> dict[str, Any]:
     if len(folders) == 1:
         folder = folders[0]
         prompt, results = await asyncio.to_thread(
-            lambda: checked(lambda: folder.service.build_context_prompt(p.query, p.top_k, p.format))
+            lambda: checked(lambda: folder.service.build_context_prompt(p.query, p.top_k, p.format, p.min_score))
         )
+        _tell_notices(ls, folders)
         return {"prompt": prompt, "results": [search_result_to_wire(r, folder.root) for r in results]}
-    found = await _search(ls, {"query": p.query, "topK": p.top_k})
+    found = await _search(ls, {"query": p.query, "topK": p.top_k, "minScore": p.min_score})
     from ragls.model import Document, SearchResult
     from ragls.rag.prompt import build_prompt  # multi-folder prompts rebuild from the merged results
 
     merged = [SearchResult(Document(r["id"], r["content"], r["metadata"]), r["score"]) for r in found["results"]]
     return {"prompt": build_prompt(p.query, merged, p.format), "results": found["results"]}
+
+
+def _tell_notices(ls: RaglsServer, folders: Iterable[Folder]) -> None:
+    """What a search found worth telling (a reranker or query expansion that failed), once each."""
+    for folder in folders:
+        for notice in folder.service.take_notices():
+            ls.warn(f"ragls: {notice}")
 
 
 async def _reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
@@ -292,6 +301,23 @@ def _register_workspace(server: RaglsServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: RaglsServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.paths_changed(_local_paths([params.text_document.uri]))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: RaglsServer, params: types.DidOpenTextDocumentParams) -> None:
+        _editor_file(ls, params.text_document.uri, is_open=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
+        _editor_file(ls, params.text_document.uri, is_open=False)
+
+
+def _editor_file(ls: RaglsServer, uri: str, is_open: bool) -> None:
+    """Which files are open in the editor, per folder, for the open-file boost (`openFilesBoost`)."""
+    for path in _local_paths([uri]):
+        owner = ls.folders.owner_of(path)
+        if owner is not None and owner[1] not in ("", "."):
+            freshness = owner[0].service.freshness
+            (freshness.opened if is_open else freshness.closed)(owner[1])
 
 
 def _local_paths(uris: Iterable[str]) -> list[Path]:

@@ -20,6 +20,7 @@ from ragls.rag.checks import (
     MAX_URI_CHARS,
     document_id_problem,
     object_problem,
+    score_problem,
     shown,
     text_problem,
 )
@@ -52,6 +53,7 @@ class SearchParams:
     top_k: int
     filters: Mapping[str, Any] | None
     folder: str | None
+    min_score: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ContextPromptParams:
     top_k: int
     format: str
     folder: str | None
+    min_score: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ RAW_PARAM_CHECKS = {
 
 def parse_search(params: Any) -> SearchParams:
     p = as_object(params)
-    return SearchParams(_query(p), _top_k(p, 10), _filters(p), folder_of(p))
+    return SearchParams(_query(p), _top_k(p, 10), _filters(p), folder_of(p), _min_score(p))
 
 
 def parse_context_prompt(params: Any) -> ContextPromptParams:
@@ -143,7 +146,7 @@ def parse_context_prompt(params: Any) -> ContextPromptParams:
     prompt_format = p.get("format", "fenced")
     if prompt_format not in FORMATS:
         raise invalid("format", f"must be one of {', '.join(FORMATS)}, got {shown(prompt_format)}")
-    return ContextPromptParams(_query(p), _top_k(p, 5), prompt_format, folder_of(p))
+    return ContextPromptParams(_query(p), _top_k(p, 5), prompt_format, folder_of(p), _min_score(p))
 
 
 def parse_reindex(params: Any) -> ReindexParams:
@@ -191,6 +194,13 @@ def _top_k(p: Mapping[str, Any], default: int) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise invalid("topK", f"must be an integer 1..{MAX_TOP_K}, got {shown(top_k)}")
     return top_k
+
+
+def _min_score(p: Mapping[str, Any]) -> float:
+    """Results scoring less are left out; a score is 0..1 (docs/protocol.md)."""
+    min_score = p.get("minScore", 0.0)
+    require("minScore", score_problem(min_score))
+    return float(min_score)
 
 
 def _filters(p: Mapping[str, Any]) -> Mapping[str, Any] | None:

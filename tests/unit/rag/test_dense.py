@@ -97,9 +97,12 @@ def test_streams_fuse_by_normalized_scores_with_or_without_an_embedding_provider
     dense_best = dense.search("alpha_handler", 3)[0]
     assert lexical_best.document.id == dense_best.document.id == "a.py#alpha_handler"
     weights = Settings().weights
-    # The best of BM25 and of names count 1 each (times their weights), not 1 / 61 as reciprocal ranks would.
-    assert lexical_best.score >= weights.bm25 + weights.names
-    assert dense_best.score >= weights.bm25 + weights.names
+    lexical_weight = weights.bm25 + weights.vector + weights.names + weights.code
+    # The best of BM25 and of names count 1 each (times their weights), not 1 / 61 as reciprocal ranks would; a
+    # score is relevance, over the weights of the streams that answered (dense joins the second session's).
+    assert lexical_best.score >= (weights.bm25 + weights.names) / lexical_weight
+    assert dense_best.score >= (weights.bm25 + weights.names) / (lexical_weight + weights.dense)
+    assert lexical_best.score <= 1.0 and dense_best.score <= 1.0
     lexical.close()
     dense.close()
 

@@ -72,6 +72,28 @@ def test_normalized_scores_keep_how_far_ahead_a_stream_s_best_answer_is() -> Non
     assert [r.document.id for r in results] == ["a", "c", "z"]
 
 
+def test_relevance_is_the_fused_score_over_the_weights_of_the_streams_that_answered() -> None:
+    bm25 = ScoredStream("bm25", [("a", 10.0), ("c", 1.0)])
+    dense = ScoredStream("dense", [("c", 0.5), ("a", 0.45)])
+    complete = False
+    retriever = (
+        HybridRetriever.builder()
+        .stream(bm25, 1.5)
+        .stream(WhenComplete(dense, lambda: complete), 0.5)
+        .stream(BrokenStream(), 2.0)
+        .fusion(normalized_scores)
+        .relevance()
+        .build()
+    )
+    # Neither the failing stream nor the dense one that has not joined yet counts toward the most a score can be.
+    assert {r.document.id: r.score for r in retriever.retrieve("q", 3)} == pytest.approx({"a": 1.0, "c": 0.1})
+    complete = True
+    scores = {r.document.id: r.score for r in retriever.retrieve("q", 3)}
+    assert scores == pytest.approx({"a": (1.5 + 0.5 * 0.9) / 2.0, "c": (1.5 * 0.1 + 0.5) / 2.0})
+    rrf = HybridRetriever.builder().stream(bm25, 0.6).stream(dense, 0.4).relevance().build()
+    assert rrf.retrieve("q", 3)[0].score == pytest.approx((0.6 / 61 + 0.4 / 62) * 61)
+
+
 def test_a_stream_with_no_positive_score_adds_nothing() -> None:
     zero = ScoredStream("zero", [("a", 0.0), ("b", 0.0)])
     results = HybridRetriever.builder().stream(zero, 1.0).fusion(normalized_scores).build().retrieve("q", 5)

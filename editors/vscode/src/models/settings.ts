@@ -21,6 +21,11 @@ export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
   "limits",
   "watch",
   "cacheDir",
+  "recency",
+  "openFilesBoost",
+  "reranker",
+  "queryExpansion",
+  "sharedIndex",
 ];
 
 /**
