@@ -19,6 +19,7 @@ import pytest
 from ragls.config import Limits
 from ragls.ingest.ignore import IgnoreRules
 from ragls.ingest.walk import walk
+from tests.git_env import isolated_git_env
 
 pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"), pytest.mark.timeout(120)]
 
@@ -39,14 +40,7 @@ def _write(root: Path, tree: Tree) -> None:
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     home = root.parent
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home),
-        "LC_ALL": "C",
-    }
+    env = isolated_git_env(home)
     done = subprocess.run(["git", *args], cwd=root, env=env, input=stdin, capture_output=True, timeout=GIT_TIMEOUT_S)
     assert done.returncode in (0, 1), done.stderr.decode(errors="replace")  # check-ignore: 1 is "none ignored"
     return done.stdout

@@ -6,7 +6,6 @@ Each case is a tree (relative path -> content; `.gitignore` files among them). T
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 from ragls.config import Limits
 from ragls.ingest.walk import walk
+from tests.git_env import isolated_git_env
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -34,14 +34,7 @@ def _write_tree(root: Path, tree: dict[str, str], ignore_name: str = ".gitignore
 
 
 def _git_files(root: Path, home: Path) -> set[str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home),
-        "LC_ALL": "C",
-    }
+    env = isolated_git_env(home)
     subprocess.run(["git", "init", "-q"], cwd=root, env=env, check=True, timeout=GIT_TIMEOUT_S)
     listed = subprocess.run(
         ["git", "ls-files", "--others", "--exclude-standard", "-z"],

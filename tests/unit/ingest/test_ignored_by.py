@@ -3,7 +3,6 @@ its warning when no file is admitted."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,6 +13,7 @@ from ragls.config import Limits
 from ragls.errors import LimitExceeded
 from ragls.ingest.ignore import IgnoreRules
 from ragls.ingest.walk import MAX_IGNORED_SAMPLES, explain_empty_walk, walk
+from tests.git_env import isolated_git_env
 
 GIT_TIMEOUT_S = 30
 
@@ -27,13 +27,7 @@ def _write(root: Path, tree: dict[str, str]) -> None:
 
 def _git_check_ignore(root: Path, rel_path: str) -> str | None:
     """`source:line pattern` as git reports the deciding line, or None when git keeps the path."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(root),
-        "LC_ALL": "C",
-    }
+    env = isolated_git_env(root)
     if not (root / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=root, env=env, check=True, timeout=GIT_TIMEOUT_S)
     done = subprocess.run(
