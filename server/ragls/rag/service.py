@@ -7,9 +7,8 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,15 +37,15 @@ from ragls.rag.checks import (
 from ragls.rag.embedding_worker import CoverageCallback, EmbeddingWorker, embed_pending
 from ragls.rag.excerpt import narrow_long_results
 from ragls.rag.expansion import expansion_stage, fuse_rankings
-from ragls.rag.generation import Delta, GenerationImage, IndexState
+from ragls.rag.generation import Delta, IndexState
 from ragls.rag.indexer import Cancelled, Indexer, ProgressCallback, RunReport
 from ragls.rag.memory import collector_paused, release_free_memory
+from ragls.rag.persistence import Persistence
 from ragls.rag.priors import path_prior
 from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.recency import Freshness
 from ragls.rag.rerank import rerank_stage
 from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
-from ragls.rag.saver import SerialWorker
 from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
 
 if TYPE_CHECKING:
@@ -61,23 +60,6 @@ SNAPSHOT_AFTER_RUN_SECONDS = 2.0
 # (measured: see `normalized_scores`).
 FUSION_DEPTH = 100
 SNAPSHOT_QUIET_SECONDS = 30.0
-SNAPSHOT_MAX_WAIT_SECONDS = 60.0
-SEARCH_PAUSE_SECONDS = 1.0
-# A save pauses between batches while searches are running (one in the last SEARCH_PAUSE_SECONDS) or an edit
-# is being indexed, at most SAVE_MAX_YIELD_SECONDS per save: sharing the interpreter with a save made a large
-# folder's searches twice as slow, and its edits 30% slower to become searchable.
-SAVE_POLL_SECONDS = 0.02
-SAVE_MAX_YIELD_SECONDS = 10.0
-
-
-@dataclass
-class _Capture:
-    """A generation copied for the snapshot, with the store revision it matches and its order."""
-
-    store: IndexStore
-    image: GenerationImage
-    revision: str
-    number: int
 
 
 @dataclass
@@ -104,35 +86,25 @@ class RagService:
         self.settings = settings or Settings()
         self.root = root.resolve() if root else None
         self._persist = persist
-        self._store: IndexStore | None = self._open_store(self.root)
         self.notices: list[str] = []
         self.state = _new_state(self.settings, embedding)
+        self._index_lock = threading.Lock()
+        self._persistence = Persistence(self._open_store(self.root), self.state, self._index_lock, self._report)
         self.freshness = Freshness(self.settings.recency, self.settings.open_files_boost)
         self.retriever = _new_retriever(self.state, self.settings, self.freshness)
         self.expansion = expansion_stage(self.settings.query_expansion, self._report)
         self.reranking = rerank_stage(self.settings.reranker, self._report)
         self._embedder = (
-            EmbeddingWorker(self.state.vectors, self._save_vectors)
+            EmbeddingWorker(self.state.vectors, self._persistence.save_vectors)
             if self.state.vectors is not None and background_embedding
             else None
         )
-        self._index_lock = threading.Lock()
         self._indexer: Indexer | None = None
         self._manual_ids: set[str] = set()
         self._state_name = "idle"
         self._error: str | None = None
         self._skipped: Counter[str] = Counter()
         self._told_needs_extra = False
-        self._snapshot_timer: threading.Timer | None = None
-        self._snapshot_requested_at: float | None = None
-        self._snapshot_write_lock = threading.Lock()
-        self._snapshot_captures = self._snapshot_written = 0
-        self._last_search_at = 0.0
-        self._closing = False
-        self._hurry_saves = False
-        self._saver = SerialWorker("ragls-save")
-        self._last_save = 0
-        self._timer_lock = threading.Lock()
         self._shared: SharedSource | None = None
 
     # ---------------------------------------------------------------- indexing
@@ -164,8 +136,8 @@ class RagService:
             assert self._indexer is not None
             summary = self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
             self.freshness.refresh(root, self.state.files)
-            saved = self._last_save
-        self._saver.wait(saved)
+            saved = self._persistence.last_save
+        self._persistence.wait(saved)
         return summary
 
     def embed_pending(self, progress: CoverageCallback | None = None) -> None:
@@ -175,7 +147,7 @@ class RagService:
         pending. Raises EmbeddingError when the provider fails.
         """
         if self.state.vectors is not None:
-            embed_pending(self.state.vectors, self._save_vectors, progress)
+            embed_pending(self.state.vectors, self._persistence.save_vectors, progress)
 
     def mark_pending(self) -> None:
         """Say `indexing` before a scheduled first run starts, so status never looks idle and empty."""
@@ -194,7 +166,7 @@ class RagService:
     def wait_for_saves(self, timeout: float | None = None) -> bool:
         """Until every commit so far is in the store, so another process loads it (`ragls watch` reports a change
         once it is); False on timeout."""
-        return self._saver.wait(timeout=timeout)
+        return self._persistence.wait(timeout=timeout)
 
     def clear_hashes(self) -> None:
         """Forget fingerprints (and which files were skipped for their content) so the next run re-reads every file."""
@@ -205,14 +177,14 @@ class RagService:
             self.state.skipped_files.clear()
 
     def _start_over(self, root: Path, forget_files: bool) -> None:
-        self._finish_saves()  # the saves queued for the old store go to the old store
+        self._persistence.finish()  # the saves queued for the old store go to the old store
         if forget_files and self.state.files:
             every_file = list(self.state.files)
             ids = [i for record in self.state.files.values() for i in record.chunk_ids]
             self.state.commit(Delta(remove_ids=ids, removed_files=every_file), count_generation=False)
         self.root = root
         self._indexer = Indexer(root, self.settings)
-        self._store = self._open_store(root)
+        self._persistence.store = self._open_store(root)
         self.clear_hashes()
 
     def _run(self, stage: Any, full_walk: bool) -> RunSummary:
@@ -246,10 +218,11 @@ class RagService:
                 self._report(report.warning)
         self._state_name = "idle"  # searchable and complete; the saver writes it to disk next
         if not delta.is_empty():
-            self._queue_save(delta, SNAPSHOT_AFTER_RUN_SECONDS if full_walk else SNAPSHOT_QUIET_SECONDS)
+            delay = SNAPSHOT_AFTER_RUN_SECONDS if full_walk else SNAPSHOT_QUIET_SECONDS
+            self._persistence.queue(delta, self._manual_ids, delay)
         if full_walk:
             release_free_memory()
-            self._snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
+            self._persistence.snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
         return RunSummary(report, time.perf_counter() - started, committed)
 
     def _open_store(self, root: Path | None) -> IndexStore | None:
@@ -259,21 +232,21 @@ class RagService:
 
     def _load_stored(self) -> None:
         """Make the stored generation searchable at once; the walk that follows re-reads only changes."""
-        if self._store is None:
+        if self._persistence.store is None:
             return
         try:
-            stored = self._store.load()
+            stored = self._persistence.store.load()
         except StoreError as exc:
             self._report(str(exc))
-            self._store.discard()
+            self._persistence.store.discard()
             return
         finally:
-            for notice in self._store.notices:
+            for notice in self._persistence.store.notices:
                 self._report(notice)
-            self._store.notices.clear()
+            self._persistence.store.notices.clear()
         if stored is not None:
             if self.state.vectors is not None:
-                self.state.vectors.cache.update(self._store.load_vectors(self.state.vectors.provider.model))
+                self.state.vectors.cache.update(self._persistence.store.load_vectors(self.state.vectors.provider.model))
             if stored.image is not None:
                 stored = self._install_snapshot(stored)
             if stored.delta is not None:
@@ -293,163 +266,28 @@ class RagService:
             self._report(loaded.warning)
         if loaded.delta is not None and not loaded.delta.is_empty():
             self.state.commit(loaded.delta, count_generation=False)  # searchable at once; complete after the walk
-            self._queue_save(loaded.delta, SNAPSHOT_QUIET_SECONDS)
+            self._persistence.queue(loaded.delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)
 
     def _install_snapshot(self, stored: StoredIndex) -> StoredIndex:
         """Install the snapshot's image; one that does not fit together is reported, removed, and the rows used."""
-        assert stored.image is not None and self._store is not None
+        store = self._persistence.store
+        assert stored.image is not None and store is not None
         try:
             self.state.install(stored.image)
             return stored
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             self.state.clear()
-            self._report(f"the index snapshot {self._store.snapshot_path} is unusable ({exc}); using the store instead")
-            self._store.discard_snapshot()
-            return self._store.load() or stored
-
-    def _queue_save(self, delta: Delta, snapshot_delay: float) -> None:
-        """Hand a committed delta to the saver, with the generation it makes; the caller holds the index lock."""
-        if self._store is None or self._closing:
-            return
-        generation, committed_at = self.state.generation, self.state.last_committed_at
-        job = partial(self._save, delta, generation, committed_at, set(self._manual_ids), snapshot_delay)
-        self._last_save = self._saver.submit(job)
-
-    def _save(
-        self, delta: Delta, generation: int, committed_at: str | None, manual_ids: set[str], snapshot_delay: float
-    ) -> None:
-        """Persist a committed delta (on the saver's thread); a store that fails is reported once, then left alone."""
-        store = self._store
-        if store is None:
-            return
-        try:
-            store.save(delta, generation, committed_at, manual_ids, self._searches_first())
-        except Exception as exc:  # a bad row must not end persistence silently: say so once
-            self._report(f"saving the index to {store.path} failed ({_describe(exc)}); it will not be persisted")
-            self._store = None
-            return
-        self._snapshot_when_quiet(snapshot_delay)
-
-    def _searches_first(self) -> Callable[[], None]:
-        """Between a save's batches: wait while searches are running or an edit is being indexed, up to
-        SAVE_MAX_YIELD_SECONDS in all (a save that shares the interpreter slows both down)."""
-        started = time.monotonic()
-
-        def pause() -> None:
-            while not (self._closing or self._hurry_saves):
-                now = time.monotonic()
-                busy = self._searching(now) or self._index_lock.locked()
-                if not busy or now - started >= SAVE_MAX_YIELD_SECONDS:
-                    return
-                time.sleep(SAVE_POLL_SECONDS)
-
-        return pause
-
-    def _searching(self, now: float) -> bool:
-        """Searches are running: one came in the last SEARCH_PAUSE_SECONDS."""
-        return now - self._last_search_at < SEARCH_PAUSE_SECONDS
-
-    def _finish_saves(self) -> None:
-        """Wait for every queued save, which then yields to nothing; the caller holds the index lock."""
-        self._hurry_saves = True
-        try:
-            self._saver.wait()
-        finally:
-            self._hurry_saves = False
-
-    def _capture_snapshot(self) -> _Capture | None:
-        """Copy the generation out for the snapshot unless it is current; the caller holds the index lock.
-
-        Commits in between are saved as SQLite rows only. The snapshot follows a full run after a
-        moment, edits once they go quiet, and `close` in any case, so a restart rarely has to
-        rebuild from rows (which is correct, only slower).
-        """
-        store = self._store
-        if not self._saver.idle:  # the rows are behind the generation: copy once they have caught up
-            if not self._closing:
-                self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
-            return None
-        with self._timer_lock:
-            if self._snapshot_timer is not None:
-                self._snapshot_timer.cancel()
-                self._snapshot_timer = None
-            self._snapshot_requested_at = None
-        if store is None or store.revision is None or store.snapshot_is_current:
-            return None
-        self._snapshot_captures += 1
-        return _Capture(store, self.state.image(), store.revision, self._snapshot_captures)
-
-    def _write_snapshot(self, captured: _Capture) -> None:
-        """Write a captured generation; outside the index lock, so file events are not held up meanwhile."""
-        with self._snapshot_write_lock:
-            if captured.number < self._snapshot_written:
-                return  # a later copy was written while this one waited
-            try:
-                captured.store.write_snapshot(captured.image, captured.revision)
-            except Exception as exc:  # the rows stay the record; a shutdown or a timer must not fail over it
-                log.warning("writing the index snapshot to %s failed: %s", captured.store.snapshot_path, _describe(exc))
-            self._snapshot_written = captured.number
-
-    def _snapshot_now(self, closing: bool = False) -> None:
-        """Capture under the index lock, write outside it, then hand the copy's memory back."""
-        with self._index_lock:
-            if self._closing and not closing:
-                return  # close writes it
-            captured = self._capture_snapshot() if self.state.generation >= 1 else None
-        if captured is not None:
-            self._write_snapshot(captured)
-            del captured
-            release_free_memory()
-
-    def _snapshot_when_quiet(self, delay: float) -> None:
-        """(Re)arm a timer that writes the snapshot once changes have stopped for `delay` seconds."""
-        store = self._store
-        if store is None or self._closing or store.snapshot_is_current:
-            return
-        with self._timer_lock:
-            if self._snapshot_requested_at is None:
-                self._snapshot_requested_at = time.monotonic()
-        self._arm_snapshot_timer(delay)
-
-    def _arm_snapshot_timer(self, delay: float) -> None:
-        with self._timer_lock:
-            if self._snapshot_timer is not None:
-                self._snapshot_timer.cancel()
-            self._snapshot_timer = threading.Timer(delay, self._snapshot_timer_fired)
-            self._snapshot_timer.daemon = True
-            self._snapshot_timer.start()
-
-    def _snapshot_timer_fired(self) -> None:
-        """Write the snapshot, unless searches are running: then wait for a pause (at most a minute).
-
-        Writing holds the interpreter for most of a second on a large folder, which would show in
-        the latency of searches that run meanwhile.
-        """
-        now = time.monotonic()
-        requested_at = self._snapshot_requested_at or now
-        if self._searching(now) and now - requested_at < SNAPSHOT_MAX_WAIT_SECONDS:
-            self._arm_snapshot_timer(SEARCH_PAUSE_SECONDS)
-            return
-        try:
-            self._snapshot_now()
-        except Exception:  # on a timer thread nobody would hear of it: log it, and the next change tries again
-            log.exception("writing the index snapshot failed")
-
-    def _save_vectors(self, items: list[tuple[str, Any]]) -> None:
-        store, vectors = self._store, self.state.vectors
-        if store is not None and vectors is not None:
-            store.save_vectors(vectors.provider.model, items)
+            self._report(f"the index snapshot {store.snapshot_path} is unusable ({exc}); using the store instead")
+            store.discard_snapshot()
+            return store.load() or stored
 
     def close(self) -> None:
         """Stop background work (the embedder), finish saving, write the snapshot if needed, close the store."""
         if self._embedder is not None:
             self._embedder.stop()
         with self._index_lock:
-            self._closing = True  # commits from here on are not saved; searches no longer hold up the saves
-        self._saver.stop()
-        self._snapshot_now(closing=True)
-        if self._store is not None:
-            self._store.close()
+            self._persistence.closing = True  # commits from here on are not saved; searches no longer wait
+        self._persistence.close()
 
     def _report(self, message: str) -> None:
         log.warning("%s", message)
@@ -476,7 +314,7 @@ class RagService:
         _check_top_k(top_k)
         require("filters", object_problem(filters))
         require("minScore", score_problem(min_score))
-        self._last_search_at = time.monotonic()
+        self._persistence.last_search_at = time.monotonic()
         # Rewrites and reranking talk to models: neither holds the read side (a commit would wait on them).
         rewrites = self.expansion.rewrites(query) if self.expansion is not None else []
         depth = self.reranking.depth(top_k) if self.reranking is not None else top_k
@@ -505,7 +343,7 @@ class RagService:
     def ranked_symbols(self, query: str, limit: int = 256) -> list[tuple[tuple[int, int], Symbol]]:
         """Symbols with their sort keys, so callers can merge several sessions' answers."""
         require("query", text_problem(query, MAX_SYMBOL_QUERY_CHARS, allow_empty=True))
-        self._last_search_at = time.monotonic()
+        self._persistence.last_search_at = time.monotonic()
         with self.state.lock.reading():
             return self.state.symbols.ranked(query, limit)
 
@@ -556,9 +394,9 @@ class RagService:
             delta = Delta(add=[document])
             self.state.commit(delta, count_generation=False)
             self._manual_ids.add(document.id)
-            self._queue_save(delta, SNAPSHOT_QUIET_SECONDS)
-            saved = self._last_save
-        self._saver.wait(saved)
+            self._persistence.queue(delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)
+            saved = self._persistence.last_save
+        self._persistence.wait(saved)
         return document.id
 
     def get_document(self, document_id: str) -> Document | None:
@@ -571,9 +409,9 @@ class RagService:
             delta = Delta(remove_ids=[document_id])
             self.state.commit(delta, count_generation=False)
             self._manual_ids.discard(document_id)
-            self._queue_save(delta, SNAPSHOT_QUIET_SECONDS)
-            saved = self._last_save
-        self._saver.wait(saved)
+            self._persistence.queue(delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)
+            saved = self._persistence.last_save
+        self._persistence.wait(saved)
         return True
 
     def list_documents(self) -> list[DocumentInfo]:
@@ -592,11 +430,11 @@ class RagService:
     def clear(self) -> None:
         """Empty every store, the fingerprints and the status."""
         with self._index_lock:
-            self._finish_saves()
+            self._persistence.finish()
             self.state.clear()
             self._manual_ids.clear()
-            if self._store is not None:
-                self._store.discard()
+            if self._persistence.store is not None:
+                self._persistence.store.discard()
             self._skipped = Counter()
             self._state_name, self._error = "idle", None
             if self._indexer is not None:
@@ -644,7 +482,3 @@ def _new_retriever(state: IndexState, settings: Settings, freshness: Freshness) 
 def _check_top_k(top_k: Any) -> None:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InvalidArgument("topK", f"topK must be 1..{MAX_TOP_K}, got {shown(top_k)}")
-
-
-def _describe(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"

@@ -154,7 +154,8 @@ def test_killing_the_process_never_leaves_a_torn_generation(tmp_path: Path) -> N
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
         restored = service(root, cache)
-        stored = restored._store.load() if restored._store else None  # what a restart would load
+        store = restored._persistence.store
+        stored = store.load() if store else None  # what a restart would load
         if stored is None:
             continue
         if stored.image is not None:
@@ -202,8 +203,8 @@ def indexed_and_closed(root: Path, cache: Path) -> list[object]:
 
 def stored_image(session: RagService) -> GenerationImage | None:
     """What a restart of this session would load from the snapshot (None: it would use the rows)."""
-    assert session._store is not None
-    stored = session._store.load()
+    assert session._persistence.store is not None
+    stored = session._persistence.store.load()
     assert stored is not None
     return stored.image
 
@@ -340,7 +341,7 @@ def test_edits_are_searchable_while_an_earlier_save_is_still_running(tmp_path: P
     session = service(root, cache)
     session.index_directory()
     gate = threading.Event()
-    session._saver.submit(lambda: gate.wait(10))  # a save that takes its time
+    session._persistence.saver.submit(lambda: gate.wait(10))  # a save that takes its time
     (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
     session.update_paths(["a.py"])  # returns without waiting for the saver
     assert top(session, "zeppelin") == "a.py#alpha_handler"
@@ -348,8 +349,8 @@ def test_edits_are_searchable_while_an_earlier_save_is_still_running(tmp_path: P
     (root / "b.py").unlink()
     session.update_paths(["b.py"])  # the index lock is free: a second edit commits too
     assert session.status().files == 2
-    assert session._store is not None
-    stored = session._store.load()  # the rows still hold the generation before both edits
+    assert session._persistence.store is not None
+    stored = session._persistence.store.load()  # the rows still hold the generation before both edits
     assert stored is not None and stored.delta is not None and "b.py" in stored.delta.records
     gate.set()
     session.close()  # finishes the saves, in commit order
@@ -364,7 +365,7 @@ def test_a_save_writes_in_batches_so_searches_can_go_first(tmp_path: Path) -> No
     write(root, {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(3 * store_module.ROWS_PER_BATCH)})
     session = service(root, cache)
     pauses: list[float] = []
-    original = session._searches_first
+    original = session._persistence._searches_first
 
     def counting() -> Callable[[], None]:
         pause = original()
@@ -375,7 +376,7 @@ def test_a_save_writes_in_batches_so_searches_can_go_first(tmp_path: Path) -> No
 
         return counted
 
-    session._searches_first = counting  # type: ignore[method-assign]
+    session._persistence._searches_first = counting  # type: ignore[method-assign]
     session.index_directory()
     assert len(pauses) >= 6  # chunks, symbols and files, several batches each
     session.close()
