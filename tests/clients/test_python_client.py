@@ -65,6 +65,19 @@ def test_search_answers_in_the_protocol_shape(client: RaglsClient, project: Path
 
 
 @pytest.mark.timeout(60)
+def test_min_score_keeps_only_results_at_least_that_relevant(client: RaglsClient) -> None:
+    everything = client.search("connection pool token router", top_k=20)["results"]
+    assert len(everything) >= 2
+    threshold = everything[len(everything) // 2]["score"]
+    kept = client.search("connection pool token router", top_k=20, min_score=threshold)["results"]
+    assert kept and len(kept) < len(everything) and all(result["score"] >= threshold for result in kept)
+    prompt = client.context_prompt("validate bearer token", top_k=20, min_score=1.0)
+    assert all(result["score"] >= 1.0 for result in prompt["results"])
+    with pytest.raises(RaglsError, match="minScore"):
+        client.search("validate bearer token", min_score=2.0)
+
+
+@pytest.mark.timeout(60)
 def test_filters_are_exact_metadata_matches(client: RaglsClient) -> None:
     results = client.search("rate limiting quota", filters={"language": "markdown"})["results"]
     assert results

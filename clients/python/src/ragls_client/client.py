@@ -123,16 +123,29 @@ class RaglsClient:
     # ---------------------------------------------------------------- rag/*
 
     def search(
-        self, query: str, top_k: int = 10, filters: Mapping[str, Any] | None = None, folder: str | None = None
+        self,
+        query: str,
+        top_k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        folder: str | None = None,
+        min_score: float | None = None,
     ) -> dict[str, Any]:
-        """`{results, complete, tookMs}`: the chunks and documents that best answer `query`."""
-        return self._call("rag/search", {"query": query, "topK": top_k, "filters": filters, "folder": folder})
+        """`{results, complete, tookMs}`: the chunks and documents that best answer `query`, at least
+        `min_score` (0..1 relevance) when given."""
+        params = {"query": query, "topK": top_k, "filters": filters, "folder": folder, "minScore": min_score}
+        return self._call("rag/search", params)
 
     def context_prompt(
-        self, query: str, top_k: int = 5, format: str = "fenced", folder: str | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        format: str = "fenced",
+        folder: str | None = None,
+        min_score: float | None = None,
     ) -> dict[str, Any]:
         """`{prompt, results}`: a prompt with the evidence for `query` (format `fenced` or `plain`)."""
-        return self._call("rag/contextPrompt", {"query": query, "topK": top_k, "format": format, "folder": folder})
+        params = {"query": query, "topK": top_k, "format": format, "folder": folder, "minScore": min_score}
+        return self._call("rag/contextPrompt", params)
 
     def status(self, folder: str | None = None) -> dict[str, Any]:
         """`{folders: [FolderStatus]}`."""
