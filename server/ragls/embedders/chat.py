@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragls.embedders.http_json import ProviderError, endpoint_url, post_json
-from ragls.embedders.options import check_keys, positive_int, seconds
+from ragls.embedders.options import check_keys, optional_string, positive_int, seconds
 from ragls.errors import ConfigError
 
 SETTING = "ragls.queryExpansion"
@@ -44,14 +44,10 @@ def expansion_from_setting(setting: str | Mapping[str, Any] | None) -> Expansion
     if not isinstance(setting, Mapping):
         raise ConfigError(f'{SETTING}: expected "none" or an object with url and model, got {setting!r}')
     check_keys(setting, _KEYS, SETTING, "")
-    count = positive_int(setting, "count", DEFAULT_COUNT, SETTING)
-    if count > MAX_COUNT:
-        raise ConfigError(f"{SETTING}.count: expected 1..{MAX_COUNT}, got {count}")
+    count = positive_int(setting, "count", DEFAULT_COUNT, SETTING, maximum=MAX_COUNT)
     timeout = seconds(setting, "timeout", DEFAULT_TIMEOUT_S, SETTING)
-    api_key = setting.get("apiKey")
-    if api_key is not None and not isinstance(api_key, str):
-        raise ConfigError(f"{SETTING}.apiKey: expected a string")
-    expander = ChatQueryExpander(setting.get("url"), setting.get("model"), api_key or None, count, timeout)
+    api_key = optional_string(setting, "apiKey", SETTING)
+    expander = ChatQueryExpander(setting.get("url"), setting.get("model"), api_key, count, timeout)
     return ExpansionSetting(expander, timeout)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ragls.embedders.directory import MODEL_CANDIDATES
 from ragls.embedders.http_json import ProviderError, endpoint_url, post_json
-from ragls.embedders.options import check_keys, positive_int, seconds
+from ragls.embedders.options import check_keys, optional_string, positive_int, seconds
 from ragls.embedders.runtime import file_sha256, import_onnxruntime, make_session
 from ragls.embedders.wordpiece import WordPieceTokenizer
 from ragls.errors import ConfigError
@@ -58,9 +58,7 @@ def reranker_from_setting(setting: str | Mapping[str, Any] | None) -> RerankerSe
     if kind not in PROVIDERS:
         raise ConfigError(f"{SETTING}.provider: expected one of {', '.join(PROVIDERS)}, got {kind!r}")
     check_keys(setting, _KEYS[kind], SETTING, f" for provider {kind!r}")
-    top_n = positive_int(setting, "topN", DEFAULT_TOP_N, SETTING)
-    if top_n > MAX_TOP_N:
-        raise ConfigError(f"{SETTING}.topN: expected 1..{MAX_TOP_N}, got {top_n}")
+    top_n = positive_int(setting, "topN", DEFAULT_TOP_N, SETTING, maximum=MAX_TOP_N)
     timeout = seconds(setting, "timeout", DEFAULT_TIMEOUT_S[kind], SETTING)
     provider: OnnxCrossEncoder | HttpReranker
     if kind == "onnx":
@@ -71,10 +69,8 @@ def reranker_from_setting(setting: str | Mapping[str, Any] | None) -> RerankerSe
             batch_size=positive_int(setting, "batchSize", DEFAULT_BATCH_SIZE, SETTING),
         )
     else:
-        api_key = setting.get("apiKey")
-        if api_key is not None and not isinstance(api_key, str):
-            raise ConfigError(f"{SETTING}.apiKey: expected a string")
-        provider = HttpReranker(setting.get("url"), setting.get("model"), api_key or None, timeout)
+        api_key = optional_string(setting, "apiKey", SETTING)
+        provider = HttpReranker(setting.get("url"), setting.get("model"), api_key, timeout)
     return RerankerSetting(provider, top_n, timeout)
 
 

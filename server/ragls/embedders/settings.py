@@ -11,10 +11,12 @@ from ragls.embedders.directory import OnnxDirectoryProvider
 from ragls.embedders.endpoint import DEFAULT_BATCH_SIZE as ENDPOINT_BATCH_SIZE
 from ragls.embedders.endpoint import DEFAULT_TIMEOUT_S, OpenAIEndpointProvider
 from ragls.embedders.minilm import MODELS_DIR, REQUIRED_MODULES, MiniLMProvider, minilm_available
+from ragls.embedders.options import check_keys, optional_string, positive_int
 from ragls.embedders.runtime import DEFAULT_BATCH_SIZE, DENSE_HINT, missing_modules
 from ragls.errors import ConfigError
 from ragls.index.embedding import EmbeddingProvider
 
+SETTING = "ragls.embedding"
 PROVIDERS = ("minilm", "onnx", "openai")
 _KEYS = {
     "minilm": {"provider", "threads", "queryThreads", "batchSize", "quantize"},
@@ -41,12 +43,7 @@ def provider_from_setting(
     kind = setting.get("provider")
     if kind not in PROVIDERS:
         raise ConfigError(f"ragls.embedding.provider: expected one of {', '.join(PROVIDERS)}, got {kind!r}")
-    unknown = sorted(set(setting) - _KEYS[kind])
-    if unknown:
-        raise ConfigError(
-            f"ragls.embedding: unknown key(s) {', '.join(unknown)} for provider {kind!r}; "
-            f"allowed: {', '.join(sorted(_KEYS[kind]))}"
-        )
+    check_keys(setting, _KEYS[kind], SETTING, f" for provider {kind!r}")
     if kind == "minilm":
         missing = missing_modules(*REQUIRED_MODULES)
         if missing:
@@ -58,9 +55,11 @@ def provider_from_setting(
         if quantize is not None and not isinstance(quantize, bool):
             raise ConfigError(f"ragls.embedding.quantize: expected true or false, got {quantize!r}")
         return MiniLMProvider(
-            threads=_int(setting, "threads", 1),
-            query_threads=_int(setting, "queryThreads", 1) if "queryThreads" in setting else None,
-            batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE) if "batchSize" in setting else None,
+            threads=positive_int(setting, "threads", 1, SETTING),
+            query_threads=positive_int(setting, "queryThreads", 1, SETTING) if "queryThreads" in setting else None,
+            batch_size=positive_int(setting, "batchSize", DEFAULT_BATCH_SIZE, SETTING)
+            if "batchSize" in setting
+            else None,
             quantize=quantize,
             models_dir=models_dir,
         )
@@ -73,33 +72,24 @@ def provider_from_setting(
         max_tokens = setting.get("maxTokens")
         return OnnxDirectoryProvider(
             path,
-            threads=_int(setting, "threads", 1),
-            batch_size=_int(setting, "batchSize", DEFAULT_BATCH_SIZE),
-            max_tokens=_int(setting, "maxTokens", 512) if max_tokens is not None else None,
+            threads=positive_int(setting, "threads", 1, SETTING),
+            batch_size=positive_int(setting, "batchSize", DEFAULT_BATCH_SIZE, SETTING),
+            max_tokens=positive_int(setting, "maxTokens", 512, SETTING) if max_tokens is not None else None,
         )
-    url, model, api_key = setting.get("url"), setting.get("model"), setting.get("apiKey")
+    url, model = setting.get("url"), setting.get("model")
     if not isinstance(url, str) or not url:
         raise ConfigError(
             "ragls.embedding.url: the openai provider needs the endpoint URL, e.g. http://127.0.0.1:11434"
         )
     if not isinstance(model, str) or not model:
         raise ConfigError("ragls.embedding.model: the openai provider needs the model name, e.g. nomic-embed-text")
-    if api_key is not None and not isinstance(api_key, str):
-        raise ConfigError("ragls.embedding.apiKey: expected a string")
     return OpenAIEndpointProvider(
         url,
         model,
-        api_key or None,
+        optional_string(setting, "apiKey", SETTING),
         _number(setting, "timeout", DEFAULT_TIMEOUT_S),
-        batch_size=_int(setting, "batchSize", ENDPOINT_BATCH_SIZE),
+        batch_size=positive_int(setting, "batchSize", ENDPOINT_BATCH_SIZE, SETTING),
     )
-
-
-def _int(setting: Mapping[str, Any], key: str, default: int) -> int:
-    value = setting.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"ragls.embedding.{key}: expected a positive integer, got {value!r}")
-    return value
 
 
 def _number(setting: Mapping[str, Any], key: str, default: float) -> float:
