@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 from ragls.embedders.endpoint import OpenAIEndpointProvider, embeddings_url
 from ragls.embedders.runtime import EmbeddingError
 from ragls.errors import ConfigError
+from tests.unit.rag.model_servers import model_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -47,34 +46,9 @@ class FakeServer:
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
     fake = FakeServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length))
-            fake.requests.append({"path": self.path, **body})
-            fake.headers.append(dict(self.headers))
-            status, payload = fake.answer(body)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
+    with model_server(lambda _path, body: fake.answer(body)) as running:
+        fake.url, fake.requests, fake.headers = running.url, running.requests, running.headers
         yield fake
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 def expected(texts: list[str]) -> np.ndarray:

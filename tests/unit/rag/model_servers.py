@@ -17,7 +17,7 @@ import numpy as np
 
 @dataclass
 class ModelServer:
-    """Answers every POST with `reply(path, body)` -> (status, JSON value), after `delay` seconds."""
+    """Answers every POST with `reply(path, body)` -> (status, JSON value or raw bytes), after `delay` seconds."""
 
     reply: Callable[[str, dict[str, Any]], tuple[int, Any]]
     delay: float = 0.0
@@ -37,7 +37,7 @@ def model_server(reply: Callable[[str, dict[str, Any]], tuple[int, Any]], delay:
             server.headers.append(dict(self.headers))
             time.sleep(server.delay)
             status, value = server.reply(self.path, body)
-            payload = json.dumps(value).encode()
+            payload = value if isinstance(value, bytes) else json.dumps(value).encode()  # bytes go as they are
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
