@@ -14,13 +14,6 @@ import pytest
 
 pytestmark = pytest.mark.timeout(120)
 
-FILES = {
-    "src/auth.py": 'def check_token(request):\n    """Validate the bearer token."""\n    return request.token\n',
-    "src/pool.js": "function acquireConnection(pool) {\n  return pool.pop();\n}\n",
-    "README.md": "# Project\n\n## Usage\n\nRun the server.\n",
-    "logo.png": "\x89PNG\x00\x00",
-}
-
 
 CACHE_HOME = tempfile.mkdtemp(prefix="ragls-cli-cache-")
 
@@ -28,15 +21,6 @@ CACHE_HOME = tempfile.mkdtemp(prefix="ragls-cli-cache-")
 def ragls(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": CACHE_HOME}
     return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=90, env=env)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
 
 
 def test_index_reports_counts(project: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import write_files
 from tests.cli.terminal import ragls_on_terminal
 
 pytest.importorskip("onnxruntime", reason="the dense extra (ragls[dense]) is not installed")
@@ -40,11 +41,7 @@ def env(cache_home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
+    return write_files(tmp_path, FILES)
 
 
 def ragls(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

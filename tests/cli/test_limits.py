@@ -7,19 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import FILES, ragls
+from tests.cli.test_cli import ragls
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """src/auth.py (88 bytes), src/pool.js (58), README.md (37) and logo.png (binary): 5 entries, 4 files."""
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
 
 
 # --limit NAME=VALUE, and the breach it causes on the project, said in the CLI's terms.

@@ -8,19 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli.terminal import ragls_on_terminal
-from tests.cli.test_cli import CACHE_HOME, FILES
+from tests.cli.test_cli import CACHE_HOME
 
 pytestmark = pytest.mark.timeout(120)
 ENV = {**os.environ, "XDG_CACHE_HOME": CACHE_HOME, "RAGLS_EMBEDDING": "none"}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
 
 
 def test_the_bar_is_drawn_in_place_and_its_line_ended(project: Path) -> None:
