@@ -76,13 +76,19 @@ function M.quickfix_item(result)
   return item
 end
 
+--- Replace the quickfix list with items under a title, and open it.
+---@param title string
+---@param items table[]
+local function open_quickfix(title, items)
+  vim.fn.setqflist({}, " ", { title = title, items = items })
+  vim.cmd("botright copen")
+end
+
 --- Put results into the quickfix list (titled with the query) and open it.
 ---@param results table[]
 ---@param query string
 function M.to_quickfix(results, query)
-  local items = vim.tbl_map(M.quickfix_item, results)
-  vim.fn.setqflist({}, " ", { title = "ragls: " .. query, items = items })
-  vim.cmd("botright copen")
+  open_quickfix("ragls: " .. query, vim.tbl_map(M.quickfix_item, results))
 end
 
 --- Show a read-only scratch buffer with lines, reusing the one named name.
@@ -261,9 +267,7 @@ end
 ---@param symbols table[]
 ---@param query string
 function M.symbols_to_quickfix(symbols, query)
-  local items = vim.tbl_map(M.symbol_quickfix_item, symbols)
-  vim.fn.setqflist({}, " ", { title = "ragls symbols: " .. query, items = items })
-  vim.cmd("botright copen")
+  open_quickfix("ragls symbols: " .. query, vim.tbl_map(M.symbol_quickfix_item, symbols))
 end
 
 --- Let the user pick a symbol (vim.ui.select, or ragls's picker with a preview) and open it.
