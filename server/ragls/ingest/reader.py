@@ -151,11 +151,10 @@ def _open_no_follow(path: str | Path) -> BinaryIO:
     try:
         return open(path, "rb", opener=_no_follow_opener)
     except OSError as exc:
-        if exc.errno in _SYMLINK_ERRNOS:
-            raise SkippedOpen("symlink") from exc
-        if exc.errno == errno.EISDIR:
-            raise SkippedOpen("special") from exc  # a directory swapped in: not a regular file either
-        raise
+        skipped = _skipped_open(exc)
+        if skipped is None:
+            raise
+        raise skipped from exc
 
 
 def _open_beneath(root: Path, path: Path) -> BinaryIO:
@@ -167,12 +166,12 @@ def _open_beneath(root: Path, path: Path) -> BinaryIO:
         return _open_no_follow(path)
     if not parts or not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:
         return _open_no_follow(path)
-    directory_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    directory = os.open(root, directory_flags & ~getattr(os, "O_NOFOLLOW", 0))
+    root_flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+    directory = os.open(root, root_flags)  # the folder itself may be reached through a link
     try:
         for part in parts[:-1]:
             try:
-                inner = os.open(part, directory_flags, dir_fd=directory)
+                inner = os.open(part, root_flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=directory)
             except OSError as exc:
                 if exc.errno in _SYMLINK_ERRNOS or exc.errno == errno.ENOTDIR:
                     raise SkippedOpen("symlink") from exc
@@ -182,14 +181,23 @@ def _open_beneath(root: Path, path: Path) -> BinaryIO:
         try:
             descriptor = os.open(parts[-1], _OPEN_FLAGS, dir_fd=directory)
         except OSError as exc:
-            if exc.errno in _SYMLINK_ERRNOS:
-                raise SkippedOpen("symlink") from exc
-            if exc.errno == errno.EISDIR:
-                raise SkippedOpen("special") from exc
-            raise
+            skipped = _skipped_open(exc)
+            if skipped is None:
+                raise
+            raise skipped from exc
     finally:
         os.close(directory)
     return os.fdopen(descriptor, "rb")
+
+
+def _skipped_open(exc: OSError) -> SkippedOpen | None:
+    """What a failed no-follow open of a file means: a symlink, a directory swapped in (not a regular file
+    either), or None for a plain read error."""
+    if exc.errno in _SYMLINK_ERRNOS:
+        return SkippedOpen("symlink")
+    if exc.errno == errno.EISDIR:
+        return SkippedOpen("special")
+    return None
 
 
 def _no_follow_opener(path: str, flags: int) -> int:
