@@ -79,7 +79,7 @@ def test_small_neighbours_pack_together_and_keep_every_name() -> None:
     assert len(result.chunks) == 1
     chunk = result.chunks[0]
     assert (chunk.start_line, chunk.end_line) == (1, 16)
-    assert {chunk.symbol, *chunk.also_defines} == {"Data", "Render", "WriteContentType"}
+    assert {chunk.symbol, *chunk.also_defines} == {"Data", "Data.Render", "Data.WriteContentType"}
     # Symbols are still one per definition, whatever the chunks.
     assert [symbol.name for symbol in result.symbols] == ["Data", "Render", "WriteContentType"]
 

@@ -13,7 +13,7 @@ from ragls.config import ChunkShape
 from ragls.ingest.chunking.sizing import ChunkBuilder, ChunkedFile, line_windows, trim_blank_edges
 from ragls.model import Symbol
 
-CHUNKER_VERSION = "code-5"
+CHUNKER_VERSION = "code-6"
 
 # language -> (grammar module, function returning the language pointer)
 GRAMMARS = {
@@ -72,6 +72,8 @@ class _Definition:
     end_line: int
     children: list[_Definition] = field(default_factory=list)
     qualified_name: str = ""
+    # The type a method is declared on outside any container (Go's receiver): its container for symbols.
+    receiver: str | None = None
 
 
 def supports(language: str) -> bool:
@@ -246,8 +248,11 @@ def _collect(root: tree_sitter.Node, language: str, found: dict[tuple[int, int],
         name = _text(names[0])
         start_line, end_line = _span(node)
         key = (start_line, end_line)
+        receivers = captures.get("receiver")
         if key not in found and name:
             found[key] = _Definition(name, kind, start_line, end_line)
+        if receivers and key in found:
+            found[key].receiver = _text(receivers[0])
 
 
 def _item_macro_bodies(root: tree_sitter.Node, language: str) -> list[tree_sitter.Node]:
@@ -315,7 +320,7 @@ def _qualify(definitions: list[_Definition], parent: _Definition | None, rel_pat
     for definition in definitions:
         if parent is not None and definition.kind == "function" and parent.kind in CONTAINER_KINDS:
             definition.kind = "method"
-        container = parent.qualified_name if parent else None
+        container = parent.qualified_name if parent else definition.receiver
         definition.qualified_name = f"{container}.{definition.name}" if container else definition.name
         symbols.append(
             Symbol(

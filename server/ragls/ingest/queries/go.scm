@@ -1,7 +1,15 @@
-; Symbols of Go: functions, methods (named without their receiver), and named types.
+; Symbols of Go: functions, methods (contained by their receiver's type: `SecureJSON.Render`), and named types.
 ; A lone `type X ...` is captured as the whole declaration so the doc comment above it belongs to it;
 ; in a grouped `type ( ... )` each spec is its own symbol.
 (function_declaration name: (identifier) @name) @definition.function
+(method_declaration
+  receiver: (parameter_list
+    (parameter_declaration
+      type: [(type_identifier) @receiver
+             (pointer_type (type_identifier) @receiver)
+             (generic_type type: (type_identifier) @receiver)
+             (pointer_type (generic_type type: (type_identifier) @receiver))]))
+  name: (field_identifier) @name) @definition.method
 (method_declaration name: (field_identifier) @name) @definition.method
 ((type_declaration (type_spec name: (type_identifier) @name type: (struct_type))) @definition.struct
   (#not-match? @definition.struct "^type\\s*\\("))
