@@ -74,12 +74,13 @@ class Weights:
     code without its comments.
 
     `code` joined at 0.4 with `bm25` 0.6 -> 0.4 and `vector` 0.4 -> 0.5, which kept doc2code within 0.012 of
-    where it was (docs/benchmarks.md). `dense` counts only where an embedding provider is active; the streams
-    then fuse by normalized scores, where 1.2 did best (measured on four corpora: 1.0 to 1.5 within 0.012
-    MRR@10 of each other, 0.8 lower on two of them).
+    where it was; `bm25` went back to 0.5 when the names stream's contributions were squared (docs/benchmarks.md).
+    `dense` counts only where an embedding provider is active; the streams then fuse by normalized scores,
+    where 1.2 did best (measured on four corpora: 1.0 to 1.5 within 0.012 MRR@10 of each other, 0.8 lower on
+    two of them).
     """
 
-    bm25: float = 0.4
+    bm25: float = 0.5
     vector: float = 0.5
     names: float = 0.4
     dense: float = 1.2

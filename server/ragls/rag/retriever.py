@@ -50,8 +50,16 @@ FUSION_CEILINGS: dict[Fusion, float] = {reciprocal_ranks: 1.0 / (RRF_K + 1), nor
 
 @dataclass(frozen=True)
 class WeightedStream:
+    """A stream, its weight, and the power its fused contributions are raised to (1: as they are).
+
+    A power above 1 keeps a stream's best answers and shrinks its partial ones: the names stream matches one
+    query word against a name as readily as all of them, and squared, a name that holds one word of four
+    counts a sixteenth, not a quarter (docs/benchmarks.md).
+    """
+
     stream: SearchStream
     weight: float
+    power: float = 1.0
 
 
 class HybridRetriever:
@@ -101,7 +109,10 @@ class HybridRetriever:
                 log.exception("search stream %s failed; skipping it", getattr(weighted.stream, "name", "?"))
                 continue
             active_weight += weighted.weight
-            for result, contribution in zip(results, self.fusion(results), strict=True):
+            contributions = self.fusion(results)
+            if weighted.power != 1.0:
+                contributions = [contribution**weighted.power for contribution in contributions]
+            for result, contribution in zip(results, contributions, strict=True):
                 document_id = result.document.id
                 documents[document_id] = result.document
                 fused[document_id] = fused.get(document_id, 0.0) + weighted.weight * contribution
@@ -144,8 +155,11 @@ class HybridRetrieverBuilder:
         self._fusion: Fusion = reciprocal_ranks
         self._relevance = False
 
-    def stream(self, stream: SearchStream, weight: float) -> HybridRetrieverBuilder:
-        self._streams.append(WeightedStream(stream, weight))
+    def stream(self, stream: SearchStream, weight: float, power: float = 1.0) -> HybridRetrieverBuilder:
+        """Add a stream whose fused contributions are raised to `power`, then weighted (see `WeightedStream`)."""
+        if power <= 0.0:
+            raise ValueError("a stream's power must be positive")
+        self._streams.append(WeightedStream(stream, weight, power))
         return self
 
     def max_per_file(self, limit: int) -> HybridRetrieverBuilder:

@@ -59,6 +59,9 @@ SNAPSHOT_AFTER_RUN_SECONDS = 2.0
 # do not depend on how many results were asked for; the fusion adds normalized scores, not reciprocal ranks
 # (measured: see `normalized_scores`).
 FUSION_DEPTH = 100
+# The names stream's contributions are squared before its weight: partial name matches count for less
+# (measured on the NL and doc2code sets of every dev corpus: 1.5 and 3 both lower; docs/benchmarks.md).
+NAMES_POWER = 2.0
 SNAPSHOT_QUIET_SECONDS = 30.0
 
 
@@ -468,7 +471,7 @@ def _new_retriever(state: IndexState, settings: Settings, freshness: Freshness) 
     weights = settings.weights
     builder = HybridRetriever.builder().stream(state.bm25, weights.bm25).stream(state.knowledge_base, weights.vector)
     if state.names is not None:
-        builder.stream(state.names, weights.names)
+        builder.stream(state.names, weights.names, NAMES_POWER)
     if state.code is not None:
         builder.stream(state.code, weights.code)
     vectors = state.vectors

@@ -94,6 +94,20 @@ def test_relevance_is_the_fused_score_over_the_weights_of_the_streams_that_answe
     assert rrf.retrieve("q", 3)[0].score == pytest.approx((0.6 / 61 + 0.4 / 62) * 61)
 
 
+def test_a_stream_s_power_shrinks_its_partial_answers_and_keeps_its_best() -> None:
+    names = ScoredStream("names", [("a", 4.0), ("b", 2.0)])
+    bm25 = ScoredStream("bm25", [("b", 1.0), ("a", 0.6)])
+    plain = HybridRetriever.builder().stream(names, 1.0).stream(bm25, 1.0).fusion(normalized_scores).build()
+    assert {r.document.id: r.score for r in plain.retrieve("q", 2)} == pytest.approx({"a": 1.6, "b": 1.5})
+    squared = (
+        HybridRetriever.builder().stream(names, 1.0, power=2.0).stream(bm25, 1.0).fusion(normalized_scores).build()
+    )
+    results = squared.retrieve("q", 2)
+    assert {r.document.id: r.score for r in results} == pytest.approx({"a": 1.6, "b": 1.25})
+    with pytest.raises(ValueError, match="power"):
+        HybridRetriever.builder().stream(names, 1.0, power=0.0)
+
+
 def test_a_stream_with_no_positive_score_adds_nothing() -> None:
     zero = ScoredStream("zero", [("a", 0.0), ("b", 0.0)])
     results = HybridRetriever.builder().stream(zero, 1.0).fusion(normalized_scores).build().retrieve("q", 5)
