@@ -36,7 +36,7 @@ from ragls.errors import ConfigError, LimitExceeded, RaglsError
 from ragls.model import SearchResult
 from ragls.rag.indexer import Cancelled
 from ragls.rag.prompt import FORMATS
-from ragls.rag.service import RagService, RunSummary
+from ragls.rag.service import MAX_TOP_K, RagService, RunSummary
 from ragls.wire import search_result_to_wire
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_common(search)
     search.add_argument("query", metavar="QUERY", help="a question or keywords, in quotes")
-    search.add_argument("-k", "--top-k", type=int, default=10, help="how many results (1..100, default 10)")
+    search.add_argument("-k", "--top-k", type=_top_k, default=10, help="how many results (1..100, default 10)")
     search.add_argument("--json", action="store_true", help="print results as JSON (the protocol's RagResult)")
     search.add_argument(
         "--filter",
@@ -154,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(context)
     context.add_argument("query", metavar="QUERY")
     context.add_argument("--format", choices=FORMATS, default="fenced", help="prompt layout (default fenced)")
-    context.add_argument("-k", "--top-k", type=int, default=5, help="how many chunks (1..100, default 5)")
+    context.add_argument("-k", "--top-k", type=_top_k, default=5, help="how many chunks (1..100, default 5)")
     _add_min_score(context)
     _add_recency(context)
     context.set_defaults(handler=_context)
@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(symbols)
     symbols.add_argument("query", metavar="QUERY", nargs="?", default="", help="name or part of it")
     # `--limit` sets an index limit on every command, so the number of symbols is `--count`.
-    symbols.add_argument("-n", "--count", type=int, default=50, help="how many symbols (default 50)")
+    symbols.add_argument("-n", "--count", type=_positive_int, default=50, help="how many symbols (default 50)")
     symbols.set_defaults(handler=_symbols)
 
     watch = commands.add_parser(
@@ -317,6 +317,13 @@ def _limit_assignment(text: str) -> tuple[str, int]:
 def _positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _top_k(text: str) -> int:
+    """-k is checked before anything is indexed, in the flag's own terms (the engine would say `topK`)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_TOP_K:
+        raise argparse.ArgumentTypeError(f"expected 1..{MAX_TOP_K}, got {text!r}")
     return int(text)
 
 

@@ -84,8 +84,15 @@ def test_exit_codes(project: Path) -> None:
     assert missing.stderr.strip().endswith("does not exist") and "Traceback" not in missing.stderr
     assert ragls("search", str(project)).returncode == 2
     assert ragls("frobnicate").returncode == 2
-    bad_k = ragls("search", str(project), "x", "-k", "0", "-q")
-    assert bad_k.returncode == 1 and "topK must be 1..100" in bad_k.stderr
+    # Counts are checked before anything is indexed, in the flags' own terms.
+    for args, message in [
+        (("search", str(project), "x", "-k", "0"), "argument -k/--top-k: expected 1..100, got '0'"),
+        (("context", str(project), "x", "-k", "101"), "argument -k/--top-k: expected 1..100, got '101'"),
+        (("symbols", str(project), "x", "-n", "0"), "argument -n/--count: expected a positive integer, got '0'"),
+    ]:
+        bad = ragls(*args, "-q")
+        assert bad.returncode == 2 and message in bad.stderr, bad.stderr
+        assert "topK" not in bad.stderr
     for command in ("index", "search", "context", "symbols", "serve", "mcp"):
         assert ragls(command, "--help").returncode == 0
 
