@@ -35,16 +35,31 @@ class ProgressBar:
     def __init__(self) -> None:
         self.is_tty = sys.stderr.isatty()
         self.last_draw = 0.0
+        self.phase = ""
 
     def files(self, progress: Progress) -> None:
-        self.draw(progress.indexed_files, progress.total_files, progress.current_file)
+        """A run's progress: the bar while files are read, the phase in words before and after (each new phase
+        drawn at once)."""
+        new_phase = progress.phase != self.phase
+        self.phase = progress.phase
+        if progress.phase == "read":
+            self.draw(progress.indexed_files, progress.total_files, progress.current_file, force=new_phase)
+        else:
+            self.step(progress.describe(), force=new_phase)
+
+    def step(self, label: str, force: bool = False) -> None:
+        """A phase without a count of its own (walk, index, save): its words where the bar would be."""
+        now = time.monotonic()
+        if self.is_tty and (force or now - self.last_draw > REDRAW_SECONDS):
+            self.last_draw = now
+            _STDERR.draw(label[:LINE_CHARS].ljust(LINE_CHARS))
 
     def chunks(self, embedded: int, total: int) -> None:
         self.draw(embedded, total, "chunks embedded")
 
-    def draw(self, done: int, total: int, label: str) -> None:
+    def draw(self, done: int, total: int, label: str, force: bool = False) -> None:
         now = time.monotonic()
-        if self.is_tty and (now - self.last_draw > REDRAW_SECONDS or done == total):
+        if self.is_tty and (force or now - self.last_draw > REDRAW_SECONDS or done == total):
             self.last_draw = now
             filled = BAR_WIDTH * done // max(total, 1)
             bar = "#" * filled + "-" * (BAR_WIDTH - filled)

@@ -110,13 +110,32 @@ class Symbol(NamedTuple):
     container: str | None = None
 
 
+# The phases of an index run, in order: the stored index loaded, the folder walked, files read and chunked,
+# the new generation built, and it saved. A long first index is never silent in any of them.
+PHASES = ("load", "walk", "read", "index", "save")
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """How far an index run has got, reported after each file."""
+    """How far an index run has got: its phase, and in `read` how many files of how many (`walk` counts the files
+    found so far; `total_files` is 0 while no total is known)."""
 
     indexed_files: int
     total_files: int
     current_file: str
+    phase: str = "read"
+
+    def describe(self) -> str:
+        """The run's state in words, for a progress bar or an editor's progress message."""
+        if self.phase == "load":
+            return "loading the stored index"
+        if self.phase == "walk":
+            return f"walking the folder: {self.indexed_files:,} files found"
+        if self.phase == "index":
+            return f"building the search index of {self.total_files:,} files"
+        if self.phase == "save":
+            return "saving the index"
+        return f"{self.indexed_files:,}/{self.total_files:,} {self.current_file}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,13 @@ async def test_indexing_reports_progress(client: LanguageClient, workspace: Path
     assert isinstance(steps[0], types.WorkDoneProgressBegin)
     assert isinstance(steps[-1], types.WorkDoneProgressEnd)
     assert "4 files" in (steps[-1].message or "")
-    messages = [s.message for s in steps if isinstance(s, types.WorkDoneProgressReport)]
-    assert messages and messages[-1].startswith("4/4 ")
+    messages = [s.message or "" for s in steps if isinstance(s, types.WorkDoneProgressReport)]
+    # Every phase is told as it starts: the walk, the files read (with a percentage), the index built.
+    assert messages[0].startswith("walking the folder: "), messages
+    last_read = max(i for i, message in enumerate(messages) if message.startswith("4/4 "))
+    assert messages.index("building the search index of 4 files") > last_read, messages
+    percentages = {s.message: s.percentage for s in steps if isinstance(s, types.WorkDoneProgressReport)}
+    assert percentages[messages[last_read]] == 100 and percentages[messages[0]] is None
 
 
 async def test_no_progress_for_clients_without_it(client: LanguageClient, workspace: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,9 +35,18 @@ class WalkResult:
     crossed: str | None = None
 
 
-def walk(root: Path, limits: Limits, rules: IgnoreRules | None = None, start: str = "") -> WalkResult:
+def walk(
+    root: Path,
+    limits: Limits,
+    rules: IgnoreRules | None = None,
+    start: str = "",
+    found: Callable[[int], None] | None = None,
+) -> WalkResult:
     """Walk `root` (or its subtree `start`), applying ignore rules per directory; fail as soon as a limit is
-    crossed, before any file is read, saying how many files (or entries) there are."""
+    crossed, before any file is read, saying how many files (or entries) there are.
+
+    `found`, if given, hears how many files the walk has admitted so far, after each directory.
+    """
     check_source(root)
     rules = rules or IgnoreRules(root)
     result = WalkResult()
@@ -46,6 +56,8 @@ def walk(root: Path, limits: Limits, rules: IgnoreRules | None = None, start: st
         for entry in _scan(root, directory, result):
             rel = f"{directory}/{entry.name}" if directory else entry.name
             _visit(entry, rel, limits, rules, result, pending)
+        if found is not None:
+            found(len(result.files))
     if result.crossed is not None:
         raise _crossed(result, limits, counted_all=not pending)
     result.files.sort()

@@ -110,13 +110,17 @@ class _ProgressLog:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.last_logged = 0.0
+        self.phase = ""
 
     def update(self, progress: Progress) -> None:
+        """Each phase when it starts; within the walk and the reading, every few seconds and the last file."""
         now = time.monotonic()
-        if now - self.last_logged < PROGRESS_LOG_SECONDS and progress.indexed_files != progress.total_files:
+        new_phase = progress.phase != self.phase
+        last_file = progress.phase == "read" and progress.indexed_files == progress.total_files
+        if now - self.last_logged < PROGRESS_LOG_SECONDS and not new_phase and not last_file:
             return
-        self.last_logged = now
-        log.info("ragls mcp: %d/%d %s", progress.indexed_files, progress.total_files, progress.current_file)
+        self.last_logged, self.phase = now, progress.phase
+        log.info("ragls mcp: %s", progress.describe())
 
 
 def _log_refresh(summary: RunSummary | None, error: Exception | None) -> None:

@@ -81,7 +81,8 @@ class Indexer:
     ) -> tuple[Delta, RunReport]:
         """Walk the whole folder; files no longer found lose their chunks."""
         self.rules = IgnoreRules(self.root)
-        walked = walk(self.root, self.settings.limits, self.rules)
+        found = (lambda n_files: progress(Progress(n_files, 0, "", "walk"))) if progress is not None else None
+        walked = walk(self.root, self.settings.limits, self.rules, found=found)
         staging = _Staging()
         staging.report.skipped.update(walked.skipped)
         staging.report.warning = explain_empty_walk(walked, self.rules)

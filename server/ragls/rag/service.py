@@ -22,7 +22,7 @@ from ragls.index.vectors import VectorStream
 from ragls.ingest.chunking import CHUNKER_VERSIONS
 from ragls.ingest.documents import NEEDS_EXTRA, needs_extra_notice
 from ragls.ingest.fingerprint import EXTRACTOR_VERSION
-from ragls.model import Document, DocumentInfo, IndexStatus, SearchResult, Symbol
+from ragls.model import Document, DocumentInfo, IndexStatus, Progress, SearchResult, Symbol
 from ragls.rag.checks import (
     MAX_CONTENT_CHARS,
     MAX_QUERY_CHARS,
@@ -130,16 +130,20 @@ class RagService:
             root = root.resolve()
             if self._indexer is None and root == self.root:
                 self._indexer = Indexer(root, self.settings)
-                self._load_stored()
+                self._load_stored(progress)
                 self._load_shared(root)
             elif self._indexer is None or root != self._indexer.root:
                 self._start_over(root, forget_files=True)
             if full:
                 self.clear_hashes()
             assert self._indexer is not None
-            summary = self._run(lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True)
+            summary = self._run(
+                lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True, progress=progress
+            )
             self.freshness.refresh(root, self.state.files)
             saved = self._persistence.last_save
+        if progress is not None and not self._persistence.wait(saved, timeout=0):
+            progress(Progress(0, 0, "", "save"))
         self._persistence.wait(saved)
         return summary
 
@@ -190,7 +194,7 @@ class RagService:
         self._persistence.store = self._open_store(root)
         self.clear_hashes()
 
-    def _run(self, stage: Any, full_walk: bool) -> RunSummary:
+    def _run(self, stage: Any, full_walk: bool, progress: ProgressCallback | None = None) -> RunSummary:
         assert self._indexer is not None
         started = time.perf_counter()
         previous_state = "failed" if self._error else "idle"
@@ -199,6 +203,8 @@ class RagService:
             delta, report = stage(self._indexer)
             committed = not delta.is_empty() or full_walk
             if committed:
+                if progress is not None:
+                    progress(Progress(0, report.files, "", "index"))
                 self.state.commit(delta)
         except Cancelled:
             self._state_name = previous_state
@@ -233,10 +239,12 @@ class RagService:
             return None
         return IndexStore(store_path(self.settings.cache_dir, root), root, _store_recipe(self.settings))
 
-    def _load_stored(self) -> None:
+    def _load_stored(self, progress: ProgressCallback | None = None) -> None:
         """Make the stored generation searchable at once; the walk that follows re-reads only changes."""
         if self._persistence.store is None:
             return
+        if progress is not None and self._persistence.store.path.exists():
+            progress(Progress(0, 0, "", "load"))
         try:
             stored = self._persistence.store.load()
         except StoreError as exc:

@@ -24,6 +24,7 @@ class IndexProgress:
         self.token = f"ragls-index-{uuid.uuid4()}"
         self.enabled = False
         self._last_report = 0.0
+        self._last_phase = ""
 
     async def begin(self) -> None:
         capabilities = self.server.client_capabilities
@@ -39,19 +40,21 @@ class IndexProgress:
         )
 
     def report(self, progress: Progress) -> None:
-        """Called from the indexing thread after each file."""
+        """Called from the indexing thread in every phase: each new phase is reported at once, and within one
+        at most every 100 ms. Only `read` has a percentage; the other phases keep the last one."""
         if not self.enabled or getattr(self.server, "shutting_down", False):
             return
         now = time.monotonic()
-        if now - self._last_report < REPORT_INTERVAL_SECONDS and progress.indexed_files != progress.total_files:
+        new_phase = progress.phase != self._last_phase
+        last_file = progress.phase == "read" and progress.indexed_files == progress.total_files
+        if now - self._last_report < REPORT_INTERVAL_SECONDS and not new_phase and not last_file:
             return
-        self._last_report = now
-        percentage = 100 * progress.indexed_files // max(progress.total_files, 1)
-        message = f"{progress.indexed_files}/{progress.total_files} {progress.current_file}"
+        self._last_report, self._last_phase = now, progress.phase
+        percentage = 100 * progress.indexed_files // max(progress.total_files, 1) if progress.phase == "read" else None
         self.loop.call_soon_threadsafe(
             self.server.work_done_progress.report,
             self.token,
-            types.WorkDoneProgressReport(message=message, percentage=percentage),
+            types.WorkDoneProgressReport(message=progress.describe(), percentage=percentage),
         )
 
     def end(self, message: str) -> None:
