@@ -12,13 +12,13 @@ from typing import NamedTuple
 
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
-from ragls.index.tokenize import TermCounts, searchable_text, tokenizer_for
 from ragls.ingest.ignore import IgnoreRules
-from ragls.ingest.reader import read_file, stat_file
+from ragls.ingest.reader import stat_file
 from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import explain_empty_walk, walk
 from ragls.model import Chunk, Document, Progress
 from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
+from ragls.rag.reading import PARALLEL_MIN_FILES, PlannedRead, ReadAhead, read_and_tokenize, read_workers
 
 ProgressCallback = Callable[[Progress], None]
 # Skip reasons that only the bytes decide (not the limits): remembered by stat key, so an unchanged file
@@ -73,7 +73,6 @@ class Indexer:
         self.root = root
         self.settings = settings
         self.rules = IgnoreRules(root)
-        self.tokenizer = tokenizer_for(settings.tokenizer)
         self.chunk_calls = 0
 
     def full_run(
@@ -87,15 +86,19 @@ class Indexer:
         staging.report.skipped.update(walked.skipped)
         staging.report.warning = explain_empty_walk(walked, self.rules)
         self._take_ignore_warnings(staging.report)
-        for index, rel_path in enumerate(walked.files):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("index run cancelled")
-            self._stage_file(state, rel_path, staging)
-            # The budget counts every admitted file so far (read or reused): a breach stops the run at once.
-            where = f"by file {index + 1:,} of {len(walked.files):,}, {rel_path}"
-            self._check_decoded_chars(staging.decoded_chars, where)
-            if progress is not None:
-                progress(Progress(index + 1, len(walked.files), rel_path))
+        reader = self._read_ahead(state, walked.files)
+        try:
+            for index, rel_path in enumerate(walked.files):
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("index run cancelled")
+                self._stage_file(state, rel_path, staging, reader)
+                # The budget counts every admitted file so far (read or reused): a breach stops the run at once.
+                where = f"by file {index + 1:,} of {len(walked.files):,}, {rel_path}"
+                self._check_decoded_chars(staging.decoded_chars, where)
+                if progress is not None:
+                    progress(Progress(index + 1, len(walked.files), rel_path))
+        finally:
+            reader.close()
         kept = set(walked.files)
         for rel_path in (state.files.keys() | state.skipped_files.keys()) - kept:
             self._stage_removal(state, rel_path, staging)
@@ -169,7 +172,31 @@ class Indexer:
         for rel_path in [f for f in state.files if f.startswith(prefix) and f not in kept]:
             self._stage_removal(state, rel_path, staging)
 
-    def _stage_file(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+    def _read_ahead(self, state: IndexState, files: list[str]) -> ReadAhead:
+        """Worker processes reading the files this run will read, when there are enough of them to pay."""
+        plan: list[PlannedRead] = []
+        reused_chars = 0
+        max_file_bytes = self.settings.limits.max_file_bytes
+        for rel_path in files:
+            record = state.files.get(rel_path)
+            stat = stat_file(os.path.join(self.root, rel_path))
+            if stat is None:
+                continue
+            if record is not None and stat.key == record.stat_key:
+                reused_chars += record.decoded_chars
+                continue
+            known = state.skipped_files.get(rel_path)
+            if known is not None and stat.key == known.stat_key:
+                continue
+            size = stat.size if stat.size <= max_file_bytes else 0
+            plan.append(PlannedRead(rel_path, size, record.fingerprint if record else None))
+        workers = read_workers() if len(plan) >= PARALLEL_MIN_FILES else 1
+        settings = self.settings
+        return ReadAhead(
+            self.root, settings.limits, settings.chunk_shape, settings.tokenizer, plan, reused_chars, workers
+        )
+
+    def _stage_file(self, state: IndexState, rel_path: str, staging: _Staging, reader: ReadAhead | None = None) -> None:
         if rel_path in staging.delta.records:
             return
         record = state.files.get(rel_path)
@@ -182,14 +209,14 @@ class Indexer:
         if known is not None and stat is not None and stat.key == known.stat_key:
             staging.report.skipped[known.reason] += 1  # skipped for its content, which has not changed
             return
-        outcome = read_file(
-            self.root / rel_path,
-            rel_path,
-            self.settings.limits,
-            self.settings.chunk_shape,
-            record.fingerprint if record else None,
-            self.root,
-        )
+        previous = record.fingerprint if record else None
+        if reader is not None:
+            read = reader.read(rel_path, previous)
+        else:
+            read = read_and_tokenize(
+                self.root, rel_path, self.settings.limits, self.settings.chunk_shape, previous, self.settings.tokenizer
+            )
+        outcome = read.outcome
         if outcome.skip_reason is not None:
             staging.report.skipped[outcome.skip_reason] += 1
             if staging.track_changes:
@@ -223,11 +250,9 @@ class Indexer:
             staging.delta.remove_ids.extend(record.chunk_ids)
         documents = [chunk_document(chunk) for chunk in outcome.chunked.chunks]
         staging.delta.add.extend(documents)
-        for document in documents:
-            # Tokenized here, outside the generation lock, once for both stores that index this text.
-            staging.delta.terms[document.id] = TermCounts.of(
-                self.tokenizer(searchable_text(document.content, document.metadata))
-            )
+        # Tokenized where the file was read, outside the generation lock, once for both stores that index it.
+        for document, terms in zip(documents, read.terms, strict=True):
+            staging.delta.terms[document.id] = terms
         staging.delta.symbols.extend(outcome.chunked.symbols)
         staging.delta.symbol_files.append(rel_path)
         staging.delta.records[rel_path] = FileRecord(

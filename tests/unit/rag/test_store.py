@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ragls.config import Settings, Weights
-from ragls.rag import indexer as indexer_module
+from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
 from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
@@ -391,13 +391,13 @@ def test_files_skipped_for_their_content_are_not_read_again_until_they_change(
     (root / "data.txt").write_bytes(b"\x00\x01binary payload")
     (root / "latin.txt").write_bytes(b"\xff\xfe\xfd not utf-8 \x80\x81")
     reads: list[str] = []
-    real_read = indexer_module.read_file
+    real_read = reading_module.read_file
 
     def counted_read(path: Path, rel_path: str, *args: object) -> object:
         reads.append(rel_path)
         return real_read(path, rel_path, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(indexer_module, "read_file", counted_read)
+    monkeypatch.setattr(reading_module, "read_file", counted_read)  # a small folder is read inline
     first = service(root, cache)
     first.index_directory()
     skipped = dict(first.status().skipped)

@@ -1,0 +1,95 @@
+"""Reading in worker processes: the same index as reading inline, handed over in the walk's order, and never a
+file read ahead past the point where the decoded budget could be crossed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ragls.config import ChunkShape, Limits, Settings
+from ragls.errors import LimitExceeded
+from ragls.model import Progress
+from ragls.rag import indexer
+from ragls.rag.reading import PlannedRead, ReadAhead, read_and_tokenize
+from ragls.rag.service import RagService
+
+pytestmark = pytest.mark.timeout(120)
+
+PYTHON = 'def handler_{0}(request):\n    """Answer request {0}."""\n    return {0}\n'
+GO = "package web\n\nfunc (s *Server) Route{0}() int {{\n\treturn {0}\n}}\n"
+FILES = {
+    **{f"pkg/module_{i}.py": PYTHON.format(i) for i in range(40)},
+    **{f"web/route_{i}.go": GO.format(i) for i in range(20)},
+    "docs/guide.md": "# Guide\n\nHow requests are answered.\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (root / "blob.bin").write_bytes(b"\x00\x01" * 100)
+    (root / "latin.txt").write_bytes(b"caf\xe9 \xff\xfe broken")
+    return root
+
+
+def test_workers_read_what_inline_reading_reads(tmp_path: Path) -> None:
+    root = write(tmp_path, FILES)
+    names = sorted([*FILES, "blob.bin", "latin.txt"])
+    limits, shape = Limits(), ChunkShape()
+    plan = [PlannedRead(name, (root / name).stat().st_size, None) for name in names]
+    ahead = ReadAhead(root, limits, shape, "code", plan, 0, workers=2)
+    try:
+        assert ahead.parallel
+        for name in names:
+            assert ahead.read(name, None) == read_and_tokenize(root, name, limits, shape, None, "code")
+    finally:
+        ahead.close()
+
+
+def test_a_parallel_run_indexes_as_a_serial_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write(tmp_path / "w", FILES)
+    serial = RagService(root, Settings())
+    serial.index_directory()
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    parallel = RagService(root, Settings())
+    progress: list[Progress] = []
+    parallel.index_directory(progress=progress.append)
+    assert [p.current_file for p in progress if p.phase == "read"] == sorted([*FILES, "blob.bin", "latin.txt"])
+    assert parallel.status() == replace(serial.status(), last_indexed_at=parallel.status().last_indexed_at)
+    for query in ("answer request 7", "Server Route12", "guide"):
+        expected = [(r.document.id, r.score) for r in serial.search(query, 10)]
+        assert [(r.document.id, r.score) for r in parallel.search(query, 10)] == expected
+
+
+def test_nothing_is_read_ahead_past_where_the_budget_could_be_crossed(tmp_path: Path) -> None:
+    root = write(tmp_path, FILES)
+    names = sorted(FILES)
+    sizes = [(root / name).stat().st_size for name in names]
+    # Room for 2 KB of reused files and the first ten planned files at full size, not the eleventh.
+    budget = 2000 + sum(sizes[:10]) + sizes[10] // 2
+    limits = replace(Limits(), max_decoded_bytes=budget)
+    plan = [PlannedRead(name, size, None) for name, size in zip(names, sizes, strict=True)]
+    ahead = ReadAhead(root, limits, ChunkShape(), "code", plan, 2000, workers=2)
+    try:
+        assert [planned.rel_path for planned in ahead._within_budget(plan, 2000)] == names[:10]
+    finally:
+        ahead.close()
+
+
+def test_a_budget_breach_in_a_parallel_run_stops_at_the_same_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write(tmp_path, FILES)
+    chars = sum(len(text) for text in FILES.values()) + len("café \ufffd\ufffd broken")
+    limits = replace(Limits(), max_decoded_bytes=chars // 2)
+    messages = []
+    for threshold in (10_000, 1):
+        monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", threshold)
+        with pytest.raises(LimitExceeded) as caught:
+            RagService(root, Settings(limits=limits)).index_directory()
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "maxDecodedBytes" in messages[0]
