@@ -262,8 +262,13 @@ class RagService:
 
         loaded = load_shared(root, self.settings, self.state)
         self._shared = loaded.source
-        if loaded.warning is not None:
-            self._report(loaded.warning)
+        for message in (loaded.warning, loaded.notice):
+            if message is not None:
+                self._report(message)
+        if loaded.vectors and self.state.vectors is not None:
+            # In the cache before the commit, so the published chunks take their vectors instead of waiting for them.
+            self.state.vectors.cache.update(loaded.vectors)
+            self._persistence.save_vectors(list(loaded.vectors.items()))
         if loaded.delta is not None and not loaded.delta.is_empty():
             self.state.commit(loaded.delta, count_generation=False)  # searchable at once; complete after the walk
             self._persistence.queue(loaded.delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)

@@ -17,7 +17,7 @@ from ragls.errors import RaglsError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_SECONDS = 5
 # Serializes migrations across publishers (an arbitrary key: "ragls" in ASCII).
 MIGRATION_LOCK = 0x7261676C73
@@ -74,6 +74,9 @@ CREATE TABLE ragls.symbols (
     container text,
     PRIMARY KEY (file_id, ord));
 """,
+    # The embedding model whose vectors cover every chunk of a generation (null: published without vectors). The
+    # vectors themselves are in `ragls.vectors`, created apart (vectors.py) since it needs pgvector.
+    2: "ALTER TABLE ragls.generations ADD COLUMN vector_model text;",
 }
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))
 

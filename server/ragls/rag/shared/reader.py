@@ -4,7 +4,9 @@ Ranking parity by construction: the shared chunks, with their stored term counts
 in-memory indexes through `IndexState.commit`, like the chunks of a local run; the walk that follows reads
 every file once, keeps the shared chunks of the files whose fingerprint matches (no chunking, no tokenizing)
 and indexes the others locally. The cost is memory: a reader holds the whole index, as a local session does.
-After start the session never talks to the database again, so a database lost mid-session changes nothing.
+A generation published with this session's embedding model also hands over its chunks' vectors (by content
+hash, into the vector stream's cache, before the commit), so unchanged files are never embedded again; vectors
+of another model are never used.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ragls.config import Settings, SharedIndex
 from ragls.errors import RaglsError
 from ragls.index.tokenize import TermCounts
+from ragls.index.vectors import content_hash
 from ragls.model import Document, Symbol
 from ragls.rag.generation import Delta, FileRecord, IndexState
 from ragls.rag.shared.database import (
@@ -33,6 +38,7 @@ from ragls.rag.shared.database import (
 )
 from ragls.rag.shared.git import folder_prefix, nearest_commit
 from ragls.rag.shared.publish import shared_recipe
+from ragls.rag.shared.vectors import read_vectors
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,6 +58,9 @@ class SharedSource:
     published_at: str | None = None
     fingerprints: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    # The model of the published vectors (None: published lexically), and how many this session took from it.
+    vector_model: str | None = None
+    vectors: int = 0
 
     def status(self, files: Mapping[str, FileRecord]) -> dict[str, Any]:
         """The protocol's `sharedIndex`: files still as published, and files indexed locally."""
@@ -64,6 +73,8 @@ class SharedSource:
             "publishedAt": self.published_at,
             "files": shared,
             "localFiles": len(files) - shared,
+            "vectorModel": self.vector_model,
+            "vectors": self.vectors,
             "error": self.error,
         }
 
@@ -75,6 +86,9 @@ class SharedLoad:
     source: SharedSource
     delta: Delta | None = None
     warning: str | None = None
+    # The published vectors of the delta's chunks, by content hash (empty without this session's model).
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    notice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,7 @@ class _Generation:
     prefix: str
     recipe: str
     published_at: str
+    vector_model: str | None
 
 
 def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad:
@@ -94,15 +109,15 @@ def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad
     """
     shared = settings.shared_index
     assert shared is not None
-    source = SharedSource(shared.name, describe(shared.url))
+    loaded = SharedLoad(SharedSource(shared.name, describe(shared.url)))
     try:
-        delta = _load(root, settings, shared, state, source)
+        _load(root, settings, shared, state, loaded)
     except RaglsError as exc:
-        return _unusable(source, str(exc), root)
+        return _unusable(loaded.source, str(exc), root)
     except Exception as exc:  # psycopg's errors, and whatever else a driver raises: degrade, never fail the run
         detail = redact(f"{type(exc).__name__}: {exc}", shared.url)
-        return _unusable(source, detail, root)
-    return SharedLoad(source, delta)
+        return _unusable(loaded.source, detail, root)
+    return loaded
 
 
 def _unusable(source: SharedSource, reason: str, root: Path) -> SharedLoad:
@@ -111,15 +126,16 @@ def _unusable(source: SharedSource, reason: str, root: Path) -> SharedLoad:
     return SharedLoad(source, None, warning)
 
 
-def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, source: SharedSource) -> Delta:
+def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, loaded: SharedLoad) -> None:
     check_name(shared.name)
     psycopg = import_psycopg()
+    source = loaded.source
     connection = connect(shared.url, read_only=True)
     try:
         with connection.transaction():
             generation = _choose(connection, root, settings, shared.name)
             source.commit, source.generation = generation.commit, generation.number
-            source.published_at = generation.published_at
+            source.published_at, source.vector_model = generation.published_at, generation.vector_model
             files = _files(connection, shared.name, generation.number)
             source.fingerprints = {path: file[1] for path, file in files.items()}
             wanted = {
@@ -127,7 +143,16 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
                 for path, file in files.items()
                 if path not in state.files or state.files[path].fingerprint != file[1]
             }
-            return _delta(connection, wanted, state)
+            loaded.delta = _delta(connection, wanted, state)
+            model = state.vectors.provider.model if state.vectors is not None else None
+            if model is not None and generation.vector_model == model:
+                loaded.vectors = _vectors(connection, loaded.delta, wanted, model)
+                source.vectors = len(loaded.vectors)
+            elif model is not None and generation.vector_model is not None:
+                loaded.notice = (
+                    f"the shared index {shared.name} holds vectors of {generation.vector_model}, and this session "
+                    f"embeds with {model}: its chunks are embedded here"
+                )
     except psycopg.Error as exc:
         raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
     finally:
@@ -141,9 +166,12 @@ def _choose(connection: psycopg.Connection[Any], root: Path, settings: Settings,
         raise SharedIndexError("nothing was ever published to this database (no ragls schema)")
     if version > SCHEMA_VERSION:
         raise SharedIndexError(f"it was published by a newer ragls (schema {version}); upgrade ragls")
+    # Schema 1 had no vector_model; a reader may be newer than every publisher of its database.
+    vector_model = "vector_model" if version >= 2 else "NULL"
     rows = connection.execute(
         "SELECT generation, commit_id, prefix, recipe, to_char(published_at AT TIME ZONE 'UTC', "
-        '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\') FROM ragls.generations WHERE name = %s ORDER BY generation DESC',
+        f'\'YYYY-MM-DD"T"HH24:MI:SS"Z"\'), {vector_model} FROM ragls.generations WHERE name = %s '
+        "ORDER BY generation DESC",
         (name,),
     ).fetchall()
     generations = [_Generation(*row) for row in rows]
@@ -211,3 +239,17 @@ def _delta(connection: psycopg.Connection[Any], wanted: dict[str, tuple[Any, ...
         delta.records[path] = FileRecord(fingerprint, None, chunk_ids[path], decoded_chars, n_symbols)
         delta.symbol_files.append(path)
     return delta
+
+
+def _vectors(
+    connection: psycopg.Connection[Any], delta: Delta, wanted: dict[str, tuple[Any, ...]], model: str
+) -> dict[str, np.ndarray]:
+    """The published vectors of the delta's chunks, by content hash: the key the vector stream reuses them by."""
+    documents = {document.id: document for document in delta.add}
+    chunk_ids = {file[0]: delta.records[path].chunk_ids for path, file in wanted.items()}
+    vectors: dict[str, np.ndarray] = {}
+    for file_id, ordinal, vector in read_vectors(connection, list(chunk_ids), model):
+        ids = chunk_ids[file_id]
+        if ordinal < len(ids):
+            vectors[content_hash(documents[ids[ordinal]])] = vector
+    return vectors
