@@ -85,6 +85,10 @@ class SharedIndexError(RaglsError):
     """The shared index cannot be used or written; the message names it and never holds a password."""
 
 
+class SharedIndexUnreachable(SharedIndexError):
+    """The database did not answer (down, unreachable, the connection lost): worth trying again later."""
+
+
 def check_name(name: str) -> str:
     problem = shared_index_name_problem(name)
     if problem is not None:
@@ -109,7 +113,7 @@ def connect(url: str | None, read_only: bool) -> psycopg.Connection[Any]:
             url or "", connect_timeout=CONNECT_TIMEOUT_SECONDS, application_name="ragls", autocommit=False
         )
     except psycopg.Error as exc:
-        raise SharedIndexError(f"cannot connect to {describe(url)}: {redact(str(exc), url)}") from exc
+        raise SharedIndexUnreachable(f"cannot connect to {describe(url)}: {redact(str(exc), url)}") from exc
     if read_only:
         connection.read_only = True
         connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ

@@ -6,7 +6,8 @@ every file once, keeps the shared chunks of the files whose fingerprint matches 
 and indexes the others locally. The cost is memory: a reader holds the whole index, as a local session does.
 A generation published with this session's embedding model also hands over its chunks' vectors (by content
 hash, into the vector stream's cache, before the commit), so unchanged files are never embedded again; vectors
-of another model are never used.
+of another model are never used. `refresh_shared` is what the session asks later (sync.py runs it): the
+generation nearest to HEAD now, and vectors for chunks still waiting for one; it never replaces a chunk.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ragls.rag.generation import Delta, FileRecord, IndexState
 from ragls.rag.shared.database import (
     SCHEMA_VERSION,
     SharedIndexError,
+    SharedIndexUnreachable,
     check_name,
     connect,
     describe,
@@ -89,6 +91,8 @@ class SharedLoad:
     # The published vectors of the delta's chunks, by content hash (empty without this session's model).
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     notice: str | None = None
+    # The database did not answer: the session tries again in the background (sync.py).
+    unreachable: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,9 @@ def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad
     loaded = SharedLoad(SharedSource(shared.name, describe(shared.url)))
     try:
         _load(root, settings, shared, state, loaded)
+    except SharedIndexUnreachable as exc:
+        retrying = "; retrying in the background"
+        return _unusable(loaded.source, str(exc), root, retrying)
     except RaglsError as exc:
         return _unusable(loaded.source, str(exc), root)
     except Exception as exc:  # psycopg's errors, and whatever else a driver raises: degrade, never fail the run
@@ -120,10 +127,62 @@ def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad
     return loaded
 
 
-def _unusable(source: SharedSource, reason: str, root: Path) -> SharedLoad:
+def refresh_shared(root: Path, settings: Settings, state: IndexState) -> tuple[SharedSource, dict[str, np.ndarray]]:
+    """Mid-session: the generation nearest to HEAD now, and the published vectors of the chunks still waiting for
+    one in files the session holds with the published fingerprint (by chunk id). Never replaces a chunk.
+
+    Raises SharedIndexUnreachable when the database does not answer, SharedIndexError when it cannot be used.
+    """
+    shared = settings.shared_index
+    assert shared is not None
+    source = SharedSource(shared.name, describe(shared.url))
+    psycopg = import_psycopg()
+    connection = connect(shared.url, read_only=True)
+    try:
+        with connection.transaction():
+            generation = _choose(connection, root, settings, shared.name)
+            _describe(source, generation)
+            files = _files(connection, shared.name, generation.number)
+            source.fingerprints = {path: file[1] for path, file in files.items()}
+            vectors: dict[str, np.ndarray] = {}
+            model = state.vectors.provider.model if state.vectors is not None else None
+            if state.vectors is not None and model is not None and model == generation.vector_model:
+                waiting = _waiting_files(files, state, state.vectors.pending_ids())
+                vectors = dict(read_vectors(connection, waiting, model))
+            return source, vectors
+    except psycopg.OperationalError as exc:
+        raise SharedIndexUnreachable(f"the connection was lost ({redact(str(exc), shared.url)})") from exc
+    except psycopg.Error as exc:
+        raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
+    finally:
+        connection.close()
+
+
+def _waiting_files(files: dict[str, tuple[Any, ...]], state: IndexState, pending: set[str]) -> list[int]:
+    """The published file ids of the files held as published whose chunks still wait for a vector."""
+    if not pending:
+        return []
+    with state.lock.reading():
+        return [
+            files[path][0]
+            for path, record in state.files.items()
+            if path in files
+            and record.fingerprint == files[path][1]
+            and any(chunk_id in pending for chunk_id in record.chunk_ids)
+        ]
+
+
+def _unusable(source: SharedSource, reason: str, root: Path, retrying: str = "") -> SharedLoad:
     source.error = reason
-    warning = f"the shared index {source.name} ({source.source}) is not used: {reason}; indexing {root} locally"
-    return SharedLoad(source, None, warning)
+    warning = (
+        f"the shared index {source.name} ({source.source}) is not used: {reason}; indexing {root} locally{retrying}"
+    )
+    return SharedLoad(source, None, warning, unreachable=bool(retrying))
+
+
+def _describe(source: SharedSource, generation: _Generation) -> None:
+    source.commit, source.generation = generation.commit, generation.number
+    source.published_at, source.vector_model = generation.published_at, generation.vector_model
 
 
 def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, loaded: SharedLoad) -> None:
@@ -134,8 +193,7 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
     try:
         with connection.transaction():
             generation = _choose(connection, root, settings, shared.name)
-            source.commit, source.generation = generation.commit, generation.number
-            source.published_at, source.vector_model = generation.published_at, generation.vector_model
+            _describe(source, generation)
             files = _files(connection, shared.name, generation.number)
             source.fingerprints = {path: file[1] for path, file in files.items()}
             wanted = {
@@ -153,6 +211,8 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
                     f"the shared index {shared.name} holds vectors of {generation.vector_model}, and this session "
                     f"embeds with {model}: its chunks are embedded here"
                 )
+    except psycopg.OperationalError as exc:
+        raise SharedIndexUnreachable(f"the connection was lost ({redact(str(exc), shared.url)})") from exc
     except psycopg.Error as exc:
         raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
     finally:
@@ -246,10 +306,9 @@ def _vectors(
 ) -> dict[str, np.ndarray]:
     """The published vectors of the delta's chunks, by content hash: the key the vector stream reuses them by."""
     documents = {document.id: document for document in delta.add}
-    chunk_ids = {file[0]: delta.records[path].chunk_ids for path, file in wanted.items()}
-    vectors: dict[str, np.ndarray] = {}
-    for file_id, ordinal, vector in read_vectors(connection, list(chunk_ids), model):
-        ids = chunk_ids[file_id]
-        if ordinal < len(ids):
-            vectors[content_hash(documents[ids[ordinal]])] = vector
-    return vectors
+    file_ids = [file[0] for file in wanted.values()]
+    return {
+        content_hash(documents[chunk_id]): vector
+        for chunk_id, vector in read_vectors(connection, file_ids, model)
+        if chunk_id in documents
+    }

@@ -153,16 +153,17 @@ def decode(value: bytes) -> np.ndarray:
 
 def read_vectors(
     connection: psycopg.Connection[Any], file_ids: Sequence[int], model: str
-) -> Iterator[tuple[int, int, np.ndarray]]:
-    """The vectors of `model` for these files' chunks: (file_id, ord, vector), in a server-side cursor."""
+) -> Iterator[tuple[str, np.ndarray]]:
+    """The vectors of `model` for these files' chunks, by chunk id, in a server-side cursor."""
     with connection.cursor(name="ragls_shared_vectors", binary=True) as cursor:
         cursor.itersize = FETCH_ROWS
         cursor.execute(
-            "SELECT file_id, ord, embedding FROM ragls.vectors WHERE file_id = ANY(%s) AND model = %s",
+            "SELECT c.chunk_id, v.embedding FROM ragls.vectors v JOIN ragls.chunks c "
+            "ON (c.file_id, c.ord) = (v.file_id, v.ord) WHERE v.file_id = ANY(%s) AND v.model = %s",
             (list(file_ids), model),
         )
-        for file_id, ordinal, value in cursor:
-            yield file_id, ordinal, decode(value)
+        for chunk_id, value in cursor:
+            yield chunk_id, decode(value)
 
 
 def vector_rows(
