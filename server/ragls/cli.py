@@ -488,6 +488,10 @@ def _print_index_report(service: RagService, summary: RunSummary) -> int:
     if status.vectors is not None:
         vectors = status.vectors
         out(f"vectors {vectors['embedded']}/{vectors['total']} chunks, {vectors['model']}")
+    if status.shared is not None:
+        from ragls.mcp.render import shared_text
+
+        out(shared_text(status.shared))
     report = summary.report
     out(f"read {report.chunked_files} changed files, reused {report.reused_files}; took {summary.seconds:.2f}s")
     return EXIT_OK
