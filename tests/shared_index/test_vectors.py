@@ -181,3 +181,34 @@ def test_the_cli_publishes_the_bundled_models_vectors_and_a_reader_of_it_embeds_
         assert found and found[0].document.metadata["file"].endswith(".py")
     finally:
         service.close()
+
+
+def test_a_reader_role_without_select_on_the_vectors_uses_the_chunks_and_embeds_them(
+    repository: Path, database: str, postgres: Postgres, tmp_path: Path
+) -> None:
+    report = publish_dense(repository, database)
+    database_name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
+    with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
+        connection.execute("DROP ROLE IF EXISTS ragls_reader")
+        connection.execute("CREATE ROLE ragls_reader LOGIN")
+        connection.execute(f'GRANT CONNECT ON DATABASE "{database_name}" TO ragls_reader')
+        connection.execute("GRANT USAGE ON SCHEMA ragls TO ragls_reader")
+        connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ragls TO ragls_reader")
+        connection.execute("REVOKE SELECT ON ragls.vectors FROM ragls_reader")
+    try:
+        provider = CountingEmbedding()
+        service = dense_session(
+            clone(repository, tmp_path / "clone"), postgres.url(database_name, "ragls_reader"), provider
+        )
+        try:
+            shared: Any = service.status().shared
+            assert shared["error"] is None and shared["localFiles"] == 0 and shared["vectors"] == 0
+            assert service.chunk_calls == 0 and provider.texts == report.chunks
+            notices = service.take_notices()
+            assert len(notices) == 1 and "SELECT on ragls.vectors" in notices[0] and "permission denied" in notices[0]
+        finally:
+            service.close()
+    finally:
+        with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
+            connection.execute("DROP OWNED BY ragls_reader")
+            connection.execute("DROP ROLE ragls_reader")

@@ -148,7 +148,11 @@ def refresh_shared(root: Path, settings: Settings, state: IndexState) -> tuple[S
             model = state.vectors.provider.model if state.vectors is not None else None
             if state.vectors is not None and model is not None and model == generation.vector_model:
                 waiting = _waiting_files(files, state, state.vectors.pending_ids())
-                vectors = dict(read_vectors(connection, waiting, model))
+                try:
+                    with connection.transaction():
+                        vectors = dict(read_vectors(connection, waiting, model))
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable):
+                    vectors = {}  # told at start; the chunks are embedded locally
             return source, vectors
     except psycopg.OperationalError as exc:
         raise SharedIndexUnreachable(f"the connection was lost ({redact(str(exc), shared.url)})") from exc
@@ -156,6 +160,13 @@ def refresh_shared(root: Path, settings: Settings, state: IndexState) -> tuple[S
         raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
     finally:
         connection.close()
+
+
+def _vectors_unreadable(name: str, reason: str) -> str:
+    return (
+        f"the shared index {name}'s vectors cannot be read ({' '.join(reason.split())}), so its chunks are embedded "
+        "here; a reader role needs SELECT on ragls.vectors too"
+    )
 
 
 def _waiting_files(files: dict[str, tuple[Any, ...]], state: IndexState, pending: set[str]) -> list[int]:
@@ -204,7 +215,11 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
             loaded.delta = _delta(connection, wanted, state)
             model = state.vectors.provider.model if state.vectors is not None else None
             if model is not None and generation.vector_model == model:
-                loaded.vectors = _vectors(connection, loaded.delta, wanted, model)
+                try:
+                    with connection.transaction():  # a savepoint: the chunks stand without their vectors
+                        loaded.vectors = _vectors(connection, loaded.delta, wanted, model)
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable) as exc:
+                    loaded.notice = _vectors_unreadable(shared.name, redact(str(exc), shared.url))
                 source.vectors = len(loaded.vectors)
             elif model is not None and generation.vector_model is not None:
                 loaded.notice = (
