@@ -1,8 +1,8 @@
 """The session's talk to the shared index after its start, on a thread of its own, so no search ever waits on it.
 
-When does a session ask the database again? When HEAD moves (a checkout, a pull, a commit: seen after each
-index run and every minute), after each full walk where chunks of files held as published still wait for a
-vector, and when the database did not answer: then again after 1 s, 2 s, 4 s... up to a minute, until it
+When does a session ask the database again? When HEAD moves (a checkout, a pull, a commit: looked at after
+each index run and every minute), after an index run that left chunks of files held as published waiting for
+a vector, and when the database did not answer: then again after 1 s, 2 s, 4 s... up to a minute, until it
 does. What it takes is the nearest generation's description (for `rag/status`) and vectors for chunks still
 waiting for one; chunks and ranking stay the session's own. An outage is one warning, and searches go on
 with the local index meanwhile.
