@@ -467,7 +467,21 @@ a plist with :folders."
      (format "  documents   %s\n" (plist-get folder :documents))
      (format "  indexed at  %s\n" (or (plist-get folder :lastIndexedAt) "never"))
      (format "  skipped     %s\n" (if skipped-text (string-join (nreverse skipped-text) ", ") "none"))
+     (let ((shared (plist-get folder :sharedIndex)))
+       (if shared (format "  shared      %s\n" (ragls--shared-description shared)) ""))
      (if (plist-get folder :error) (format "  error       %s\n" (plist-get folder :error)) ""))))
+
+(defun ragls--shared-description (shared)
+  "Describe SHARED, a FolderStatus's :sharedIndex plist: its commit, its files in use, the files indexed here."
+  (let ((where (format "%s (%s)" (plist-get shared :name) (plist-get shared :source)))
+        (commit (plist-get shared :commit))
+        (problem (plist-get shared :error)))
+    (if (not (stringp commit))
+        (format "%s: not used (%s); every file is indexed here" where problem)
+      (format "%s at commit %s, generation %s: %s from it, %s indexed here%s"
+              where (substring commit 0 (min 12 (length commit))) (plist-get shared :generation)
+              (ragls--count (plist-get shared :files) "file") (plist-get shared :localFiles)
+              (if (stringp problem) (format "; not answering now (%s)" problem) "")))))
 
 (provide 'ragls)
 ;;; ragls.el ends here

@@ -189,8 +189,10 @@ def _add_publish(commands: Any) -> None:
         "publish",
         help="publish a folder's index to a shared PostgreSQL index (needs ragls[postgres])",
         description="Index PATH (its git HEAD) and write it to PostgreSQL as a new generation of NAME, in one "
-        "transaction: unchanged files reuse their rows, old generations are pruned. Editors and agents with the "
-        "`sharedIndex` setting (or --shared-index) start from it.",
+        "transaction: unchanged files reuse their rows, old generations are pruned. With ragls[dense] (or "
+        "RAGLS_EMBEDDING naming a provider) the chunks' vectors are published too, where the database has "
+        "pgvector; RAGLS_EMBEDDING=none publishes lexically. Editors and agents with the `sharedIndex` setting (or "
+        "--shared-index) start from it.",
     )
     publish.add_argument("path", metavar="PATH", type=Path, help="the folder to publish (a git checkout)")
     publish.add_argument(
@@ -493,6 +495,10 @@ def _print_index_report(service: RagService, summary: RunSummary) -> int:
     if status.vectors is not None:
         vectors = status.vectors
         out(f"vectors {vectors['embedded']}/{vectors['total']} chunks, {vectors['model']}")
+    if status.shared is not None:
+        from ragls.mcp.render import shared_text
+
+        out(shared_text(status.shared))
     report = summary.report
     out(f"read {report.chunked_files} changed files, reused {report.reused_files}; took {summary.seconds:.2f}s")
     return EXIT_OK
@@ -548,18 +554,20 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from ragls.rag.shared.publish import publish
+    from ragls.rag.shared.publish import PublishOptions, publish
 
     logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
+    settings = Settings(limits=_limits_from_args(args))
+    options = PublishOptions(args.commit, args.keep, _embedding_provider(settings))
     with progress_bar(args.quiet) as bar:
         report = publish(
             args.path,
             args.to,
             args.name,
-            Settings(limits=_limits_from_args(args)),
-            args.commit,
-            args.keep,
+            settings,
+            options,
             bar.files if bar else None,
+            bar.chunks if bar else None,
         )
     for warning in report.warnings:
         say(f"ragls: warning: {warning}")
@@ -571,6 +579,8 @@ def _publish(args: argparse.Namespace) -> int:
         f"removed {report.removed_files}, pruned {report.pruned_generations} generations; "
         f"took {report.seconds:.2f}s"
     )
+    if report.vector_model is not None:
+        out(f"vectors of {report.vector_model}: wrote {report.written_vectors}")
     return EXIT_OK
 
 

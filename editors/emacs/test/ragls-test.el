@@ -224,6 +224,18 @@ then it is the real minibuffer, with vertico's and consult's hooks.
       (should (string-match-p "state +idle" (buffer-string)))
       (should (string-match-p "chunks" (buffer-string))))))
 
+(ert-deftest ragls-test-status-describes-the-shared-index ()
+  (let ((shared (list :name "monorepo" :source "postgresql://reader@db/ragls" :commit "1f3c5e7a9b2d4f6e8a0c"
+                      :generation 42 :files 86670 :localFiles 9 :error nil)))
+    (should (equal (ragls--shared-description shared)
+                   (concat "monorepo (postgresql://reader@db/ragls) at commit 1f3c5e7a9b2d, generation 42: "
+                           "86670 files from it, 9 indexed here")))
+    (should (equal (ragls--shared-description
+                    (plist-put (plist-put (copy-sequence shared) :commit nil) :error "cannot connect"))
+                   "monorepo (postgresql://reader@db/ragls): not used (cannot connect); every file is indexed here"))
+    (should (string-match-p "^  shared      monorepo "
+                            (ragls--folder-description (list :folder "file:///w" :sharedIndex shared))))))
+
 (ert-deftest ragls-test-search-jumps-to-chunk ()
   (ragls-test--ensure)
   (let (offered)

@@ -19,6 +19,36 @@ return {
     end,
   },
   {
+    "status says which shared index a folder started from, and why one is not used",
+    function()
+      local ui = require("ragls.ui")
+      local shared = {
+        name = "monorepo",
+        source = "postgresql://reader@db/ragls",
+        commit = "1f3c5e7a9b2d4f6e8a0c",
+        generation = 42,
+        files = 86670,
+        localFiles = 9,
+        error = vim.NIL,
+      }
+      local lines = ui.folder_status_lines(vim.tbl_extend("force", current_status(), { sharedIndex = shared }))
+      h.truthy(
+        vim.tbl_contains(
+          lines,
+          "  shared index monorepo (postgresql://reader@db/ragls) at commit 1f3c5e7a9b2d, generation 42: "
+            .. "86670 files from it, 9 indexed here"
+        ),
+        table.concat(lines, "\n")
+      )
+      local down = vim.tbl_extend("force", shared, { commit = vim.NIL, generation = vim.NIL, error = "cannot connect" })
+      h.eq(
+        "  shared index monorepo (postgresql://reader@db/ragls): not used (cannot connect); every file is indexed here",
+        ui.shared_index_line(down),
+        "a shared index not in use"
+      )
+    end,
+  },
+  {
     "require('ragls').status() gives a statusline text",
     function()
       vim.cmd.edit(vim.fn.fnameescape(h.root .. "/src/db/pool.py"))

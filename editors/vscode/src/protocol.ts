@@ -90,6 +90,20 @@ export interface VectorStatus {
   total: number;
 }
 
+/** Where a folder's index came from, with the `sharedIndex` setting; `source` never holds a password. */
+export interface SharedIndexStatus {
+  name: string;
+  source: string;
+  commit: string | null;
+  generation: number | null;
+  publishedAt: string | null;
+  files: number;
+  localFiles: number;
+  vectorModel: string | null;
+  vectors: number;
+  error: string | null;
+}
+
 export interface FolderStatus {
   folder: string;
   state: FolderState;
@@ -102,6 +116,7 @@ export interface FolderStatus {
   skipped: Record<string, number>;
   error: string | null;
   vectors?: VectorStatus;
+  sharedIndex?: SharedIndexStatus;
 }
 
 export type PromptFormat = "fenced" | "plain";

@@ -126,6 +126,19 @@ class VectorStream:
                     self.cache[key] = vector
         return filled
 
+    def pending_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._pending)
+
+    def fill_by_id(self, vectors: Mapping[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+        """Give pending documents vectors computed elsewhere (a shared index's), by document id; ids no longer
+        pending are passed over. Returns what was filled, by content hash, for the store."""
+        with self._lock:
+            documents = [self._pending[i] for i in vectors if i in self._pending]
+        if not documents:
+            return []
+        return self.fill(documents, np.asarray([vectors[d.id] for d in documents], dtype=np.float32))
+
     def embed(self, documents: Sequence[Document]) -> np.ndarray:
         """Vectors for documents (no locks held: this is the slow part)."""
         self.embed_calls += 1

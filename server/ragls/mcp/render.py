@@ -76,7 +76,20 @@ def status_text(data: Mapping[str, Any]) -> str:
     ]
     if data.get("error"):
         lines.append(f"error: {data['error']}")
+    shared = data.get("sharedIndex")
+    if shared is not None:
+        lines.append(shared_text(shared))
     return "\n".join(lines) + "\n\n" + json.dumps(data, indent=2)
+
+
+def shared_text(shared: Mapping[str, Any]) -> str:
+    """Where the index came from: the shared index's commit, its files in use, and the files indexed here."""
+    where = f"shared index {shared['name']} ({shared['source']})"
+    if shared["commit"] is None:
+        return f"{where}: not used ({shared['error']}); every file is indexed here"
+    counts = f"{shared['files']} files from it, {shared['localFiles']} indexed here"
+    lost = f"; not answering now ({shared['error']})" if shared["error"] else ""
+    return f"{where} at commit {shared['commit'][:12]}, generation {shared['generation']}: {counts}{lost}"
 
 
 def symbol_data(symbol: Symbol) -> SymbolHit:

@@ -58,6 +58,22 @@ class Vectors(TypedDict):
     error: NotRequired[str]
 
 
+class SharedIndex(TypedDict):
+    """Where the index came from, with the `sharedIndex` setting: `files` are used as published, `localFiles` were
+    indexed here; `error` says why the shared index is not (or no longer) answering; `source` has no password."""
+
+    name: str
+    source: str
+    commit: str | None
+    generation: int | None
+    publishedAt: str | None
+    files: int
+    localFiles: int
+    vectorModel: str | None
+    vectors: int
+    error: str | None
+
+
 class FolderStatus(TypedDict):
     folder: str
     state: Literal["indexing", "idle", "failed"]
@@ -70,6 +86,7 @@ class FolderStatus(TypedDict):
     skipped: dict[str, int]
     error: str | None
     vectors: NotRequired[Vectors]
+    sharedIndex: NotRequired[SharedIndex]
 
 
 class SymbolHit(TypedDict):

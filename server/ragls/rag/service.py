@@ -49,7 +49,7 @@ from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
 from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
 
 if TYPE_CHECKING:
-    from ragls.rag.shared.reader import SharedSource
+    from ragls.rag.shared.sync import SharedSync
 
 MAX_TOP_K = 100
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class RagService:
         self._error: str | None = None
         self._skipped: Counter[str] = Counter()
         self._told_needs_extra = False
-        self._shared: SharedSource | None = None
+        self._shared: SharedSync | None = None
 
     # ---------------------------------------------------------------- indexing
 
@@ -185,6 +185,9 @@ class RagService:
 
     def _start_over(self, root: Path, forget_files: bool) -> None:
         self._persistence.finish()  # the saves queued for the old store go to the old store
+        if self._shared is not None:  # the shared index was the old folder's
+            self._shared.stop()
+            self._shared = None
         if forget_files and self.state.files:
             every_file = list(self.state.files)
             ids = [i for record in self.state.files.values() for i in record.chunk_ids]
@@ -232,6 +235,8 @@ class RagService:
         if full_walk:
             release_free_memory()
             self._persistence.snapshot_when_quiet(SNAPSHOT_AFTER_RUN_SECONDS)
+        if self._shared is not None:
+            self._shared.poke()
         return RunSummary(report, time.perf_counter() - started, committed)
 
     def _open_store(self, root: Path | None) -> IndexStore | None:
@@ -270,11 +275,25 @@ class RagService:
         if self.settings.shared_index is None:
             return
         from ragls.rag.shared.reader import load_shared  # psycopg only where a shared index is set
+        from ragls.rag.shared.sync import SharedSync
 
         loaded = load_shared(root, self.settings, self.state)
-        self._shared = loaded.source
-        if loaded.warning is not None:
-            self._report(loaded.warning)
+        self._shared = SharedSync(
+            root,
+            self.settings,
+            self.state,
+            loaded.source,
+            self._report,
+            self._persistence.save_vectors,
+            loaded.unreachable,
+        )
+        for message in (loaded.warning, loaded.notice):
+            if message is not None:
+                self._report(message)
+        if loaded.vectors and self.state.vectors is not None:
+            # In the cache before the commit, so the published chunks take their vectors instead of waiting for them.
+            self.state.vectors.cache.update(loaded.vectors)
+            self._persistence.save_vectors(list(loaded.vectors.items()))
         if loaded.delta is not None and not loaded.delta.is_empty():
             self.state.commit(loaded.delta, count_generation=False)  # searchable at once; complete after the walk
             self._persistence.queue(loaded.delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)
@@ -293,9 +312,12 @@ class RagService:
             return store.load() or stored
 
     def close(self) -> None:
-        """Stop background work (the embedder), finish saving, write the snapshot if needed, close the store."""
+        """Stop background work (the embedder, the shared index's refresh), finish saving, write the snapshot if
+        needed, close the store."""
         if self._embedder is not None:
             self._embedder.stop()
+        if self._shared is not None:
+            self._shared.stop()
         with self._index_lock:
             self._persistence.closing = True  # commits from here on are not saved; searches no longer wait
         self._persistence.close()
@@ -379,7 +401,7 @@ class RagService:
                 skipped=dict(self._skipped),
                 error=self._error,
                 vectors=vectors,
-                shared=self._shared.status(state.files) if self._shared is not None else None,
+                shared=self._shared.source.status(state.files) if self._shared is not None else None,
             )
 
     @property

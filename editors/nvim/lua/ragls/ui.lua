@@ -296,6 +296,27 @@ local function skipped_text(skipped)
   return #parts > 0 and table.concat(parts, ", ") or "none"
 end
 
+--- The shared index a folder started from: its commit, its files in use, the files indexed here.
+---@param shared table a FolderStatus's sharedIndex
+---@return string
+function M.shared_index_line(shared)
+  local where = ("  shared index %s (%s)"):format(shared.name, shared.source)
+  local commit = protocol.value(shared.commit)
+  local err = protocol.value(shared.error)
+  if not commit then
+    return ("%s: not used (%s); every file is indexed here"):format(where, tostring(err))
+  end
+  local lost = err and ("; not answering now (%s)"):format(err) or ""
+  return ("%s at commit %s, generation %d: %d files from it, %d indexed here%s"):format(
+    where,
+    commit:sub(1, 12),
+    protocol.value(shared.generation) or 0,
+    shared.files or 0,
+    shared.localFiles or 0,
+    lost
+  )
+end
+
 --- Lines describing one FolderStatus.
 ---@param status table
 ---@return string[]
@@ -314,6 +335,10 @@ function M.folder_status_lines(status)
   local vectors = protocol.value(status.vectors)
   if vectors then
     lines[#lines + 1] = ("  vectors: %s, %d/%d embedded"):format(vectors.model, vectors.embedded, vectors.total)
+  end
+  local shared = protocol.value(status.sharedIndex)
+  if shared then
+    lines[#lines + 1] = M.shared_index_line(shared)
   end
   local err = protocol.value(status.error)
   if err then

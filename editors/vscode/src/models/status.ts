@@ -1,5 +1,5 @@
 // Show Status and the status-bar item: what the index is doing, from $/progress and rag/status.
-import { FolderStatus, RagConnection, StatusRequest } from "../protocol";
+import { FolderStatus, RagConnection, SharedIndexStatus, StatusRequest } from "../protocol";
 
 /** The value of a `$/progress` notification for work-done progress (LSP WorkDoneProgress*). */
 export interface ProgressValue {
@@ -147,10 +147,24 @@ function describeFolder(folder: FolderStatus): string[] {
     const { model, embedded, total } = folder.vectors;
     lines.push(`  vectors: ${embedded}/${total} embedded with ${model}`);
   }
+  if (folder.sharedIndex) {
+    lines.push(describeShared(folder.sharedIndex));
+  }
   if (folder.error) {
     lines.push(`  error: ${folder.error}`);
   }
   return lines;
+}
+
+/** The shared index a folder started from: its commit, its files in use, the files indexed here. */
+function describeShared(shared: SharedIndexStatus): string {
+  const where = `  shared index ${shared.name} (${shared.source})`;
+  if (shared.commit === null) {
+    return `${where}: not used (${shared.error ?? "unknown"}); every file is indexed here`;
+  }
+  const lost = shared.error ? `; not answering now (${shared.error})` : "";
+  const counts = `${shared.files} files from it, ${shared.localFiles} indexed here`;
+  return `${where} at commit ${shared.commit.slice(0, 12)}, generation ${shared.generation}: ${counts}${lost}`;
 }
 
 /** The last path segment of a folder URI, decoded. */

@@ -70,6 +70,30 @@ describe("reindex and status", () => {
     assert.deepEqual(describeFolders([]), ["No workspace folder is open, so nothing is indexed."]);
   });
 
+  it("says which shared index a folder started from, and why one is not used", async () => {
+    const [folder] = await fetchStatus(server.connection);
+    assert.ok(folder);
+    const shared = {
+      name: "monorepo",
+      source: "postgresql://reader@db/ragls",
+      commit: "1f3c5e7a9b2d4f6e8a0c",
+      generation: 42,
+      publishedAt: "2026-11-30T18:00:00Z",
+      files: 86670,
+      localFiles: 9,
+      vectorModel: null,
+      vectors: 0,
+      error: null,
+    };
+    const lines = describeFolders([{ ...folder, sharedIndex: shared }]);
+    assert.ok(
+      lines.includes("  shared index monorepo (postgresql://reader@db/ragls) at commit 1f3c5e7a9b2d, generation 42: 86670 files from it, 9 indexed here"),
+      lines.join("\n"),
+    );
+    const down = { ...shared, commit: null, generation: null, files: 0, error: "cannot connect" };
+    assert.ok(describeFolders([{ ...folder, sharedIndex: down }]).some((line) => line.endsWith(": not used (cannot connect); every file is indexed here")));
+  });
+
   it("parses progress messages and folder names", () => {
     assert.deepEqual(parseProgressMessage("3/10 src/app.py"), { done: 3, total: 10, path: "src/app.py" });
     assert.deepEqual(parseProgressMessage("done"), {});

@@ -17,7 +17,7 @@ from ragls.errors import RaglsError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_SECONDS = 5
 # Serializes migrations across publishers (an arbitrary key: "ragls" in ASCII).
 MIGRATION_LOCK = 0x7261676C73
@@ -74,12 +74,19 @@ CREATE TABLE ragls.symbols (
     container text,
     PRIMARY KEY (file_id, ord));
 """,
+    # The embedding model whose vectors cover every chunk of a generation (null: published without vectors). The
+    # vectors themselves are in `ragls.vectors`, created apart (vectors.py) since it needs pgvector.
+    2: "ALTER TABLE ragls.generations ADD COLUMN vector_model text;",
 }
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))
 
 
 class SharedIndexError(RaglsError):
     """The shared index cannot be used or written; the message names it and never holds a password."""
+
+
+class SharedIndexUnreachable(SharedIndexError):
+    """The database did not answer (down, unreachable, the connection lost): worth trying again later."""
 
 
 def check_name(name: str) -> str:
@@ -106,7 +113,7 @@ def connect(url: str | None, read_only: bool) -> psycopg.Connection[Any]:
             url or "", connect_timeout=CONNECT_TIMEOUT_SECONDS, application_name="ragls", autocommit=False
         )
     except psycopg.Error as exc:
-        raise SharedIndexError(f"cannot connect to {describe(url)}: {redact(str(exc), url)}") from exc
+        raise SharedIndexUnreachable(f"cannot connect to {describe(url)}: {redact(str(exc), url)}") from exc
     if read_only:
         connection.read_only = True
         connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ

@@ -1,7 +1,8 @@
 """`ragls publish`: write a commit's index as a new generation of a shared index, reusing unchanged files' rows.
 
 Staging (walk, read, chunk, tokenize) runs before any write and outside any transaction; the write is one
-transaction that adds the changed files' rows, marks the replaced ones dead, records the generation, switches
+transaction that adds the changed files' rows (and, with an embedding provider, the vectors of every chunk that
+lacks one of its model), marks the replaced ones dead, records the generation, switches
 the index to it and prunes old generations. A publish that fails or is killed at any point leaves the previous
 generation current and whole: PostgreSQL rolls the transaction back.
 """
@@ -18,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from ragls.config import Settings
 from ragls.index.bm25 import BM25Stream
+from ragls.index.embedding import EmbeddingProvider
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.tokenize import tokenizer_for
 from ragls.model import Document, Symbol
+from ragls.rag.embedding_worker import CoverageCallback
 from ragls.rag.generation import Delta, FileRecord, IndexState
 from ragls.rag.indexer import Indexer, ProgressCallback
 from ragls.rag.shared.database import SharedIndexError, check_name, connect, describe, import_psycopg, migrate, redact
 from ragls.rag.shared.git import folder_prefix, head_commit, is_dirty
+from ragls.rag.shared.vectors import StagedVectors, ensure_table, stage_vectors, write_staged_vectors
 
 if TYPE_CHECKING:
     import psycopg
@@ -48,6 +52,19 @@ class PublishReport:
     # Files PostgreSQL's text cannot hold (undecodable name bytes): left out; readers index them locally.
     left_out: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The embedding model whose vectors now cover every chunk (None: published without vectors).
+    vector_model: str | None = None
+    written_vectors: int = 0
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """The commit to record (None: HEAD), how many generations to keep, and the provider whose vectors to write
+    (None: a lexical publish)."""
+
+    commit: str | None = None
+    keep: int = DEFAULT_KEEP_GENERATIONS
+    embedding: EmbeddingProvider | None = None
 
 
 @dataclass(frozen=True)
@@ -79,17 +96,22 @@ def publish(
     url: str | None,
     name: str,
     settings: Settings,
-    commit: str | None = None,
-    keep: int = DEFAULT_KEEP_GENERATIONS,
+    options: PublishOptions | None = None,
     progress: ProgressCallback | None = None,
+    embedded: CoverageCallback | None = None,
 ) -> PublishReport:
-    """Publish the folder's index as `name`; raises SharedIndexError (masked) and then nothing was switched."""
+    """Publish the folder's index as `name`; raises SharedIndexError (masked) and then nothing was switched.
+
+    `progress` follows the walk, `embedded` the embedding of the chunks that lack a vector.
+    """
     started = time.perf_counter()
+    options = options or PublishOptions()
     check_name(name)
-    if keep < 1:
-        raise SharedIndexError(f"--keep must be at least 1, got {keep}")
+    if options.keep < 1:
+        raise SharedIndexError(f"--keep must be at least 1, got {options.keep}")
     root = root.resolve()
     warnings = []
+    commit = options.commit
     if commit is None:
         commit = head_commit(root)
         if commit is None:
@@ -103,9 +125,10 @@ def publish(
         migrate(connection)
         current, live = _load_live(connection, name, recipe)
         plan = _plan(root, settings, live, progress)
+        staged = _vectors_staged(connection, plan, live, options.embedding, embedded, warnings, url)
         with connection.transaction():
             where = (commit, folder_prefix(root), recipe)
-            generation, pruned = _write(connection, name, current, plan, where, keep)
+            generation, pruned = _write(connection, name, current, plan, where, options.keep, staged)
     except psycopg.Error as exc:
         raise SharedIndexError(
             f"publishing {name} to {describe(url)} failed ({redact(str(exc), url)}); "
@@ -125,6 +148,8 @@ def publish(
         time.perf_counter() - started,
         plan.left_out,
         warnings,
+        staged.model if staged else None,
+        staged.written if staged else 0,
     )
 
 
@@ -181,6 +206,34 @@ def _plan(root: Path, settings: Settings, live: dict[str, _LiveFile], progress: 
     return plan
 
 
+def _vectors_staged(
+    connection: psycopg.Connection[Any],
+    plan: _Plan,
+    live: dict[str, _LiveFile],
+    provider: EmbeddingProvider | None,
+    progress: CoverageCallback | None,
+    warnings: list[str],
+    url: str | None,
+) -> StagedVectors | None:
+    """With a provider, embed (before the write transaction, since it is the slow part) every chunk of the new
+    generation that has no vector of its model yet; None for a lexical publish, or where pgvector is missing."""
+    if provider is None:
+        return None
+    problem = ensure_table(connection)
+    if problem is not None:
+        warnings.append(
+            f"pgvector is not available in this database ({redact(problem, url)}), so no vectors are published: "
+            "the lexical streams work as before and readers embed locally; a superuser enables it once with "
+            "CREATE EXTENSION vector"
+        )
+        return None
+    written = set(plan.written)
+    documents = [plan.documents[i] for p in plan.written for i in plan.records[p].chunk_ids]
+    return stage_vectors(
+        connection, documents, [live[p].id for p in plan.records if p not in written], provider, progress
+    )
+
+
 def _write(
     connection: psycopg.Connection[Any],
     name: str,
@@ -188,6 +241,7 @@ def _write(
     plan: _Plan,
     where: tuple[str, str, str],
     keep: int,
+    staged: StagedVectors | None,
 ) -> tuple[int, int]:
     """The one write transaction's statements; returns the new generation and how many old ones were pruned.
 
@@ -209,10 +263,27 @@ def _write(
     file_ids = _write_files(connection, name, generation, plan, recipe)
     _write_chunks(connection, _chunk_rows(plan, file_ids))
     _write_symbols(connection, _symbol_rows(plan.delta.symbols, file_ids))
+    if staged is not None:
+        written_chunks = (
+            (file_id, ordinal, plan.documents[chunk_id])
+            for path, file_id in file_ids.items()
+            for ordinal, chunk_id in enumerate(plan.records[path].chunk_ids)
+        )
+        write_staged_vectors(connection, staged, written_chunks)
     connection.execute(
-        "INSERT INTO ragls.generations (name, generation, commit_id, prefix, recipe, files, chunks, written_files) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (name, generation, commit, prefix, recipe, len(plan.records), plan.chunks, len(plan.written)),
+        "INSERT INTO ragls.generations (name, generation, commit_id, prefix, recipe, files, chunks, written_files, "
+        "vector_model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            name,
+            generation,
+            commit,
+            prefix,
+            recipe,
+            len(plan.records),
+            plan.chunks,
+            len(plan.written),
+            staged.model if staged else None,
+        ),
     )
     connection.execute(
         "UPDATE ragls.indexes SET current_generation = %s, updated_at = now() WHERE name = %s", (generation, name)

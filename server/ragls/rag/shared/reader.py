@@ -4,7 +4,10 @@ Ranking parity by construction: the shared chunks, with their stored term counts
 in-memory indexes through `IndexState.commit`, like the chunks of a local run; the walk that follows reads
 every file once, keeps the shared chunks of the files whose fingerprint matches (no chunking, no tokenizing)
 and indexes the others locally. The cost is memory: a reader holds the whole index, as a local session does.
-After start the session never talks to the database again, so a database lost mid-session changes nothing.
+A generation published with this session's embedding model also hands over its chunks' vectors (by content
+hash, into the vector stream's cache, before the commit), so unchanged files are never embedded again; vectors
+of another model are never used. `refresh_shared` is what the session asks later (sync.py runs it): the
+generation nearest to HEAD now, and vectors for chunks still waiting for one; it never replaces a chunk.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ragls.config import Settings, SharedIndex
 from ragls.errors import RaglsError
 from ragls.index.tokenize import TermCounts
+from ragls.index.vectors import content_hash
 from ragls.model import Document, Symbol
 from ragls.rag.generation import Delta, FileRecord, IndexState
 from ragls.rag.shared.database import (
     SCHEMA_VERSION,
     SharedIndexError,
+    SharedIndexUnreachable,
     check_name,
     connect,
     describe,
@@ -33,6 +40,7 @@ from ragls.rag.shared.database import (
 )
 from ragls.rag.shared.git import folder_prefix, nearest_commit
 from ragls.rag.shared.publish import shared_recipe
+from ragls.rag.shared.vectors import read_vectors
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,6 +60,9 @@ class SharedSource:
     published_at: str | None = None
     fingerprints: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    # The model of the published vectors (None: published lexically), and how many this session took from it.
+    vector_model: str | None = None
+    vectors: int = 0
 
     def status(self, files: Mapping[str, FileRecord]) -> dict[str, Any]:
         """The protocol's `sharedIndex`: files still as published, and files indexed locally."""
@@ -64,6 +75,8 @@ class SharedSource:
             "publishedAt": self.published_at,
             "files": shared,
             "localFiles": len(files) - shared,
+            "vectorModel": self.vector_model,
+            "vectors": self.vectors,
             "error": self.error,
         }
 
@@ -75,6 +88,11 @@ class SharedLoad:
     source: SharedSource
     delta: Delta | None = None
     warning: str | None = None
+    # The published vectors of the delta's chunks, by content hash (empty without this session's model).
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    notice: str | None = None
+    # The database did not answer: the session tries again in the background (sync.py).
+    unreachable: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,7 @@ class _Generation:
     prefix: str
     recipe: str
     published_at: str
+    vector_model: str | None
 
 
 def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad:
@@ -94,32 +113,98 @@ def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad
     """
     shared = settings.shared_index
     assert shared is not None
-    source = SharedSource(shared.name, describe(shared.url))
+    loaded = SharedLoad(SharedSource(shared.name, describe(shared.url)))
     try:
-        delta = _load(root, settings, shared, state, source)
+        _load(root, settings, shared, state, loaded)
+    except SharedIndexUnreachable as exc:
+        retrying = "; retrying in the background"
+        return _unusable(loaded.source, str(exc), root, retrying)
     except RaglsError as exc:
-        return _unusable(source, str(exc), root)
+        return _unusable(loaded.source, str(exc), root)
     except Exception as exc:  # psycopg's errors, and whatever else a driver raises: degrade, never fail the run
         detail = redact(f"{type(exc).__name__}: {exc}", shared.url)
-        return _unusable(source, detail, root)
-    return SharedLoad(source, delta)
+        return _unusable(loaded.source, detail, root)
+    return loaded
 
 
-def _unusable(source: SharedSource, reason: str, root: Path) -> SharedLoad:
-    source.error = reason
-    warning = f"the shared index {source.name} ({source.source}) is not used: {reason}; indexing {root} locally"
-    return SharedLoad(source, None, warning)
+def refresh_shared(root: Path, settings: Settings, state: IndexState) -> tuple[SharedSource, dict[str, np.ndarray]]:
+    """Mid-session: the generation nearest to HEAD now, and the published vectors of the chunks still waiting for
+    one in files the session holds with the published fingerprint (by chunk id). Never replaces a chunk.
 
-
-def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, source: SharedSource) -> Delta:
-    check_name(shared.name)
+    Raises SharedIndexUnreachable when the database does not answer, SharedIndexError when it cannot be used.
+    """
+    shared = settings.shared_index
+    assert shared is not None
+    source = SharedSource(shared.name, describe(shared.url))
     psycopg = import_psycopg()
     connection = connect(shared.url, read_only=True)
     try:
         with connection.transaction():
             generation = _choose(connection, root, settings, shared.name)
-            source.commit, source.generation = generation.commit, generation.number
-            source.published_at = generation.published_at
+            _describe(source, generation)
+            files = _files(connection, shared.name, generation.number)
+            source.fingerprints = {path: file[1] for path, file in files.items()}
+            vectors: dict[str, np.ndarray] = {}
+            model = state.vectors.provider.model if state.vectors is not None else None
+            if state.vectors is not None and model is not None and model == generation.vector_model:
+                waiting = _waiting_files(files, state, state.vectors.pending_ids())
+                try:
+                    with connection.transaction():
+                        vectors = dict(read_vectors(connection, waiting, model))
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable):
+                    vectors = {}  # told at start; the chunks are embedded locally
+            return source, vectors
+    except psycopg.OperationalError as exc:
+        raise SharedIndexUnreachable(f"the connection was lost ({redact(str(exc), shared.url)})") from exc
+    except psycopg.Error as exc:
+        raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
+    finally:
+        connection.close()
+
+
+def _vectors_unreadable(name: str, reason: str) -> str:
+    return (
+        f"the shared index {name}'s vectors cannot be read ({' '.join(reason.split())}), so its chunks are embedded "
+        "here; a reader role needs SELECT on ragls.vectors too"
+    )
+
+
+def _waiting_files(files: dict[str, tuple[Any, ...]], state: IndexState, pending: set[str]) -> list[int]:
+    """The published file ids of the files held as published whose chunks still wait for a vector."""
+    if not pending:
+        return []
+    with state.lock.reading():
+        return [
+            files[path][0]
+            for path, record in state.files.items()
+            if path in files
+            and record.fingerprint == files[path][1]
+            and any(chunk_id in pending for chunk_id in record.chunk_ids)
+        ]
+
+
+def _unusable(source: SharedSource, reason: str, root: Path, retrying: str = "") -> SharedLoad:
+    source.error = reason
+    warning = (
+        f"the shared index {source.name} ({source.source}) is not used: {reason}; indexing {root} locally{retrying}"
+    )
+    return SharedLoad(source, None, warning, unreachable=bool(retrying))
+
+
+def _describe(source: SharedSource, generation: _Generation) -> None:
+    source.commit, source.generation = generation.commit, generation.number
+    source.published_at, source.vector_model = generation.published_at, generation.vector_model
+
+
+def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, loaded: SharedLoad) -> None:
+    check_name(shared.name)
+    psycopg = import_psycopg()
+    source = loaded.source
+    connection = connect(shared.url, read_only=True)
+    try:
+        with connection.transaction():
+            generation = _choose(connection, root, settings, shared.name)
+            _describe(source, generation)
             files = _files(connection, shared.name, generation.number)
             source.fingerprints = {path: file[1] for path, file in files.items()}
             wanted = {
@@ -127,7 +212,22 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
                 for path, file in files.items()
                 if path not in state.files or state.files[path].fingerprint != file[1]
             }
-            return _delta(connection, wanted, state)
+            loaded.delta = _delta(connection, wanted, state)
+            model = state.vectors.provider.model if state.vectors is not None else None
+            if model is not None and generation.vector_model == model:
+                try:
+                    with connection.transaction():  # a savepoint: the chunks stand without their vectors
+                        loaded.vectors = _vectors(connection, loaded.delta, wanted, model)
+                except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable) as exc:
+                    loaded.notice = _vectors_unreadable(shared.name, redact(str(exc), shared.url))
+                source.vectors = len(loaded.vectors)
+            elif model is not None and generation.vector_model is not None:
+                loaded.notice = (
+                    f"the shared index {shared.name} holds vectors of {generation.vector_model}, and this session "
+                    f"embeds with {model}: its chunks are embedded here"
+                )
+    except psycopg.OperationalError as exc:
+        raise SharedIndexUnreachable(f"the connection was lost ({redact(str(exc), shared.url)})") from exc
     except psycopg.Error as exc:
         raise SharedIndexError(f"reading it failed ({redact(str(exc), shared.url)})") from exc
     finally:
@@ -141,9 +241,12 @@ def _choose(connection: psycopg.Connection[Any], root: Path, settings: Settings,
         raise SharedIndexError("nothing was ever published to this database (no ragls schema)")
     if version > SCHEMA_VERSION:
         raise SharedIndexError(f"it was published by a newer ragls (schema {version}); upgrade ragls")
+    # Schema 1 had no vector_model; a reader may be newer than every publisher of its database.
+    vector_model = "vector_model" if version >= 2 else "NULL"
     rows = connection.execute(
         "SELECT generation, commit_id, prefix, recipe, to_char(published_at AT TIME ZONE 'UTC', "
-        '\'YYYY-MM-DD"T"HH24:MI:SS"Z"\') FROM ragls.generations WHERE name = %s ORDER BY generation DESC',
+        f'\'YYYY-MM-DD"T"HH24:MI:SS"Z"\'), {vector_model} FROM ragls.generations WHERE name = %s '
+        "ORDER BY generation DESC",
         (name,),
     ).fetchall()
     generations = [_Generation(*row) for row in rows]
@@ -211,3 +314,16 @@ def _delta(connection: psycopg.Connection[Any], wanted: dict[str, tuple[Any, ...
         delta.records[path] = FileRecord(fingerprint, None, chunk_ids[path], decoded_chars, n_symbols)
         delta.symbol_files.append(path)
     return delta
+
+
+def _vectors(
+    connection: psycopg.Connection[Any], delta: Delta, wanted: dict[str, tuple[Any, ...]], model: str
+) -> dict[str, np.ndarray]:
+    """The published vectors of the delta's chunks, by content hash: the key the vector stream reuses them by."""
+    documents = {document.id: document for document in delta.add}
+    file_ids = [file[0] for file in wanted.values()]
+    return {
+        content_hash(documents[chunk_id]): vector
+        for chunk_id, vector in read_vectors(connection, file_ids, model)
+        if chunk_id in documents
+    }
