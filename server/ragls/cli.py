@@ -11,24 +11,27 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from threadpoolctl import threadpool_limits
 
 from ragls import __version__
+from ragls.arguments import (
+    add_common,
+    add_limits,
+    add_min_score,
+    add_recency,
+    add_shared,
+    limits_from_args,
+    positive_int,
+    settings_from_args,
+    shared_name,
+    top_k,
+)
 from ragls.config import (
-    LIMIT_PRESETS,
-    MAX_HALF_LIFE_DAYS,
-    Limits,
-    Recency,
     Settings,
-    SharedIndex,
     limit_flag,
-    limit_name,
-    parse_limit_assignment,
-    shared_index_name_problem,
 )
 from ragls.console import StderrHandler, out, progress_bar, say
 from ragls.embedders.runtime import EmbeddingError
@@ -36,7 +39,7 @@ from ragls.errors import ConfigError, LimitExceeded, RaglsError
 from ragls.model import SearchResult
 from ragls.rag.indexer import Cancelled
 from ragls.rag.prompt import FORMATS
-from ragls.rag.service import MAX_TOP_K, RagService, RunSummary
+from ragls.rag.service import RagService, RunSummary
 from ragls.wire import search_result_to_wire
 
 if TYPE_CHECKING:
@@ -99,9 +102,9 @@ def _parser() -> argparse.ArgumentParser:
         "MCP on stdio for the folder PATH (default: the current directory).",
     )
     mcp.add_argument("path", metavar="PATH", type=Path, nargs="?", default=Path("."), help="the folder to serve")
-    _add_limits(mcp)
-    _add_shared(mcp)
-    _add_recency(mcp)
+    add_limits(mcp)
+    add_shared(mcp)
+    add_recency(mcp)
     mcp.set_defaults(handler=_mcp)
 
     cache = commands.add_parser(
@@ -122,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
         "installed, or RAGLS_EMBEDDING naming one) every chunk without a stored vector is embedded too, so that "
         "`search` and `context` use dense vectors; RAGLS_EMBEDDING=none keeps it lexical.",
     )
-    _add_common(index)
+    add_common(index)
     index.set_defaults(handler=_index)
 
     search = commands.add_parser(
@@ -131,9 +134,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Index PATH, then rank its chunks for QUERY. Dense vectors join when every chunk has one "
         "stored by `ragls index`; until then the search is lexical, and says so on stderr.",
     )
-    _add_common(search)
+    add_common(search)
     search.add_argument("query", metavar="QUERY", help="a question or keywords, in quotes")
-    search.add_argument("-k", "--top-k", type=_top_k, default=10, help="how many results (1..100, default 10)")
+    search.add_argument("-k", "--top-k", type=top_k, default=10, help="how many results (1..100, default 10)")
     search.add_argument("--json", action="store_true", help="print results as JSON (the protocol's RagResult)")
     search.add_argument(
         "--filter",
@@ -142,8 +145,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="exact metadata match, e.g. --filter language=python (repeatable)",
     )
-    _add_min_score(search)
-    _add_recency(search)
+    add_min_score(search)
+    add_recency(search)
     search.set_defaults(handler=_search)
 
     context = commands.add_parser(
@@ -151,12 +154,12 @@ def _parser() -> argparse.ArgumentParser:
         help="print a context prompt for QUERY",
         description="Index PATH, then print the context prompt for QUERY (dense vectors join as in `search`).",
     )
-    _add_common(context)
+    add_common(context)
     context.add_argument("query", metavar="QUERY")
     context.add_argument("--format", choices=FORMATS, default="fenced", help="prompt layout (default fenced)")
-    context.add_argument("-k", "--top-k", type=_top_k, default=5, help="how many chunks (1..100, default 5)")
-    _add_min_score(context)
-    _add_recency(context)
+    context.add_argument("-k", "--top-k", type=top_k, default=5, help="how many chunks (1..100, default 5)")
+    add_min_score(context)
+    add_recency(context)
     context.set_defaults(handler=_context)
 
     symbols = commands.add_parser(
@@ -164,10 +167,10 @@ def _parser() -> argparse.ArgumentParser:
         help="find symbols (functions, classes, headings) by name",
         description="Index PATH, then list symbols matching QUERY.",
     )
-    _add_common(symbols)
+    add_common(symbols)
     symbols.add_argument("query", metavar="QUERY", nargs="?", default="", help="name or part of it")
     # `--limit` sets an index limit on every command, so the number of symbols is `--count`.
-    symbols.add_argument("-n", "--count", type=_positive_int, default=50, help="how many symbols (default 50)")
+    symbols.add_argument("-n", "--count", type=positive_int, default=50, help="how many symbols (default 50)")
     symbols.set_defaults(handler=_symbols)
 
     watch = commands.add_parser(
@@ -178,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
         "is printed, so `ragls search`, `ragls mcp` and editors load it current. Ctrl-C or SIGTERM stops it "
         "(exit 0). With an embedding provider, new chunks are embedded in the background.",
     )
-    _add_common(watch)
+    add_common(watch)
     watch.set_defaults(handler=_watch)
     _add_publish(commands)
     return parser
@@ -198,145 +201,12 @@ def _add_publish(commands: Any) -> None:
     publish.add_argument(
         "--to", default=None, metavar="URL", help="postgresql://user@host/db (default: libpq's PGHOST, PGSERVICE...)"
     )
-    publish.add_argument("--name", required=True, type=_shared_name, help="the shared index's name, e.g. monorepo")
+    publish.add_argument("--name", required=True, type=shared_name, help="the shared index's name, e.g. monorepo")
     publish.add_argument("--commit", default=None, help="the commit id to record (default: git rev-parse HEAD)")
-    publish.add_argument("--keep", type=_positive_int, default=3, metavar="N", help="generations kept (default 3)")
-    _add_limits(publish)
+    publish.add_argument("--keep", type=positive_int, default=3, metavar="N", help="generations kept (default 3)")
+    add_limits(publish)
     publish.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     publish.set_defaults(handler=_publish)
-
-
-def _add_common(command: argparse.ArgumentParser) -> None:
-    command.add_argument("path", metavar="PATH", type=Path, help="the folder to index")
-    _add_limits(command)
-    _add_shared(command)
-    command.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    command.add_argument(
-        "--no-cache", action="store_true", help="neither load nor save the index in the user cache directory"
-    )
-
-
-def _add_limits(command: argparse.ArgumentParser) -> None:
-    defaults = ", ".join(f"{limit_name(name)} {value:,}" for name, value in vars(Limits()).items())
-    command.add_argument(
-        "--limits",
-        choices=list(LIMIT_PRESETS),
-        default="default",
-        help="the limits to start from: default (a workspace of 100,000 files and 2 GB fits) or strict "
-        "(the seeds' limits, for shared deployments: 4,096 files, 64 MiB decoded)",
-    )
-    command.add_argument(
-        "--limit",
-        action="append",
-        default=[],
-        type=_limit_assignment,
-        metavar="NAME=VALUE",
-        help=f"set one limit, e.g. --limit maxDecodedBytes=8GiB (repeatable; defaults: {defaults})",
-    )
-    command.add_argument(
-        "--max-files", type=_positive_int, default=None, metavar="N", help="the file limit (--limit maxFiles=N)"
-    )
-
-
-def _add_min_score(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--min-score",
-        type=_fraction,
-        default=0.0,
-        metavar="S",
-        help="leave out results scoring less than S (scores are relevance, 0..1; default 0)",
-    )
-
-
-def _add_recency(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--recency",
-        action="store_true",
-        help="rank recently changed files higher (last commit time in a git repository, else mtime); off by default",
-    )
-    command.add_argument(
-        "--half-life-days",
-        type=_half_life,
-        default=Recency().half_life_days,
-        metavar="DAYS",
-        help="with --recency: a file's boost halves every DAYS days since its last change (default 30)",
-    )
-
-
-def _add_shared(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--shared-index", type=_shared_name, default=None, metavar="NAME", help="start from this published index"
-    )
-    command.add_argument(
-        "--shared-url", default=None, metavar="URL", help="its database (default: libpq's PGHOST, PGSERVICE...)"
-    )
-
-
-def _shared_name(text: str) -> str:
-    problem = shared_index_name_problem(text)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(problem)
-    return text
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
-    return value
-
-
-def _half_life(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0.0 < value <= MAX_HALF_LIFE_DAYS:
-        raise argparse.ArgumentTypeError(f"expected days above 0, at most {MAX_HALF_LIFE_DAYS:,}, got {text!r}")
-    return value
-
-
-def _settings_from_args(args: argparse.Namespace) -> Settings:
-    """The limits, and recency where the command has `--recency`."""
-    recency = (
-        Recency(enabled=True, half_life_days=args.half_life_days) if getattr(args, "recency", False) else Recency()
-    )
-    name = getattr(args, "shared_index", None)
-    shared = SharedIndex(name, getattr(args, "shared_url", None)) if name else None
-    return Settings(limits=_limits_from_args(args), recency=recency, shared_index=shared)
-
-
-def _limit_assignment(text: str) -> tuple[str, int]:
-    try:
-        return parse_limit_assignment(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
-
-
-def _top_k(text: str) -> int:
-    """-k is checked before anything is indexed, in the flag's own terms (the engine would say `topK`)."""
-    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_TOP_K:
-        raise argparse.ArgumentTypeError(f"expected 1..{MAX_TOP_K}, got {text!r}")
-    return int(text)
-
-
-def _limits_from_args(args: argparse.Namespace) -> Limits:
-    """`--limits`, then `--max-files` (which makes room for as many entries too), then each `--limit`."""
-    limits = LIMIT_PRESETS[args.limits]
-    if args.max_files is not None:
-        limits = replace(limits, max_files=args.max_files, max_entries=max(limits.max_entries, 2 * args.max_files))
-    for attribute, value in args.limit:
-        limits = replace(limits, **{attribute: value})
-    return limits
 
 
 def one_blas_thread() -> None:
@@ -393,7 +263,7 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise RaglsError(f"the MCP server needs the mcp extra: pip install 'ragls[mcp]' ({exc})") from exc
     one_blas_thread()
-    return run_mcp(args.path, _settings_from_args(args))
+    return run_mcp(args.path, settings_from_args(args))
 
 
 @contextmanager
@@ -411,7 +281,7 @@ def _indexed_service(
     """
     # Warnings (a folder with no admitted file, a store that could not be used) go to stderr.
     logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
-    settings = _settings_from_args(args)
+    settings = settings_from_args(args)
     embedding = _embedding_provider(settings) if dense else None
     service = RagService(
         args.path, settings, embedding=embedding, persist=not args.no_cache, background_embedding=background_embedding
@@ -557,7 +427,7 @@ def _publish(args: argparse.Namespace) -> int:
     from ragls.rag.shared.publish import PublishOptions, publish
 
     logging.basicConfig(level=logging.WARNING, handlers=[StderrHandler()])
-    settings = Settings(limits=_limits_from_args(args))
+    settings = Settings(limits=limits_from_args(args))
     options = PublishOptions(args.commit, args.keep, _embedding_provider(settings))
     with progress_bar(args.quiet) as bar:
         report = publish(
