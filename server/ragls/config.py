@@ -75,15 +75,15 @@ class Weights:
 
     `code` joined at 0.4 with `bm25` 0.6 -> 0.4 and `vector` 0.4 -> 0.5, which kept doc2code within 0.012 of
     where it was; `bm25` went back to 0.5 when the names stream's contributions were squared (docs/benchmarks.md).
-    `dense` counts only where an embedding provider is active; the streams then fuse by normalized scores,
-    where 1.2 did best (measured on four corpora: 1.0 to 1.5 within 0.012 MRR@10 of each other, 0.8 lower on
-    two of them).
+    `dense` counts only where an embedding provider is active; the streams then fuse by normalized scores.
+    1.2 did best before the names stream was squared; since then 0.5 does (MiniLM on the five NL sets: above
+    lexical on four, express within 0.003, where 1.2 cost gin 0.03 and express 0.02; docs/benchmarks.md).
     """
 
     bm25: float = 0.5
     vector: float = 0.5
     names: float = 0.4
-    dense: float = 1.2
+    dense: float = 0.5
     code: float = 0.4
 
 

@@ -258,7 +258,7 @@ export interface ServerSettings {
 
 /** PROTOCOL.md's documented defaults. */
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
-  weights: { bm25: 0.5, vector: 0.5, names: 0.4, dense: 1.2, code: 0.4 },
+  weights: { bm25: 0.5, vector: 0.5, names: 0.4, dense: 0.5, code: 0.4 },
   maxChunksPerFile: 3,
   embedding: "auto",
   // Empty: the server's own defaults (and a `preset` the user sets is not overridden by them).
