@@ -176,7 +176,6 @@ class Indexer:
         """Worker processes reading the files this run will read, when there are enough of them to pay."""
         plan: list[PlannedRead] = []
         reused_chars = 0
-        max_file_bytes = self.settings.limits.max_file_bytes
         for rel_path in files:
             record = state.files.get(rel_path)
             stat = stat_file(os.path.join(self.root, rel_path))
@@ -188,8 +187,7 @@ class Indexer:
             known = state.skipped_files.get(rel_path)
             if known is not None and stat.key == known.stat_key:
                 continue
-            size = stat.size if stat.size <= max_file_bytes else 0
-            plan.append(PlannedRead(rel_path, size, record.fingerprint if record else None))
+            plan.append(PlannedRead(rel_path, stat.size, record.fingerprint if record else None))
         workers = read_workers() if len(plan) >= PARALLEL_MIN_FILES else 1
         settings = self.settings
         return ReadAhead(

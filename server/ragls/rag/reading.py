@@ -11,9 +11,9 @@ multiprocessing (ragls's own commands have it); without it the workers fail and 
 Two rules keep a parallel run indistinguishable from a serial one:
 - Results are handed over in the walk's order, so the index, the skip counts and the progress read the same.
 - A file is read ahead only while the decoded budget (`maxDecodedBytes`) holds even if every file read so far
-  and every file in flight decoded to its full size in bytes (decoded characters never outnumber bytes). A
-  breach therefore happens only at a file read in order, as in a serial run, and no file after it is read.
-  Past that point, and for documents (PDF, DOCX: their text can outgrow the file), files are read inline.
+  and every file in flight decoded to the most it can (a text file's size in bytes; `maxFileBytes` for a PDF
+  or DOCX, whose text is capped there). A breach therefore happens only at a file read in order, as in a
+  serial run, and no file after it is read. Past that point files are read inline.
 """
 
 from __future__ import annotations
@@ -47,11 +47,10 @@ MAX_WORKERS = 8
 
 @dataclass(frozen=True)
 class PlannedRead:
-    """A file the run will read, with what the budget must allow for it (its size in bytes; 0 when it is
-    over `maxFileBytes` and so skipped unread) and the fingerprint it had."""
+    """A file the run will read: its size in bytes, and the fingerprint it had."""
 
     rel_path: str
-    budget_bytes: int
+    size: int
     previous_fingerprint: str | None
 
 
@@ -144,14 +143,23 @@ class ReadAhead:
         self._ready.clear()
 
     def _within_budget(self, plan: Sequence[PlannedRead], budget_used: int) -> list[PlannedRead]:
-        """The plan's first files up to the first one that could, at its full size, cross the budget."""
+        """The plan's first files up to the first one that could, at the most it can decode to, cross the budget.
+
+        A text file decodes to at most one character a byte, a document (PDF, DOCX) to at most `maxFileBytes`
+        characters whatever its size, and a file over `maxFileBytes` to nothing (it is skipped unread).
+        """
         taken: list[PlannedRead] = []
+        max_file_bytes = self.limits.max_file_bytes
         for planned in plan:
-            budget_used += planned.budget_bytes
-            if budget_used > self.limits.max_decoded_bytes:
-                break
             file_format = detect_format(planned.rel_path)
-            if file_format is not None and file_format.family == "document":
+            if planned.size > max_file_bytes:
+                most = 0
+            elif file_format is not None and file_format.family == "document":
+                most = max_file_bytes
+            else:
+                most = planned.size
+            budget_used += most
+            if budget_used > self.limits.max_decoded_bytes:
                 break
             taken.append(planned)
         return taken

@@ -80,6 +80,20 @@ def test_nothing_is_read_ahead_past_where_the_budget_could_be_crossed(tmp_path: 
         ahead.close()
 
 
+def test_a_document_counts_as_much_text_as_a_file_may_hold(tmp_path: Path) -> None:
+    # A PDF's text can outgrow its bytes, up to maxFileBytes; a file over maxFileBytes is skipped unread.
+    limits = replace(Limits(), max_file_bytes=1000, max_decoded_bytes=1500)
+    plan = [PlannedRead("a.py", 10, None), PlannedRead("huge.py", 5000, None), PlannedRead("paper.pdf", 100, None)]
+    ahead = ReadAhead(tmp_path, limits, ChunkShape(), "code", [], 0, workers=1)
+    assert [p.rel_path for p in ahead._within_budget([*plan, PlannedRead("b.py", 10, None)], 0)] == [
+        "a.py",
+        "huge.py",
+        "paper.pdf",
+        "b.py",
+    ]
+    assert [p.rel_path for p in ahead._within_budget(plan, 600)] == ["a.py", "huge.py"]
+
+
 def test_a_budget_breach_in_a_parallel_run_stops_at_the_same_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
