@@ -5,9 +5,6 @@ outside the GIL's reach only in another process: with 2 workers on 2 cores the r
 half as long. Workers are spawned, not forked, because a server has threads (the event loop, the saver)
 whose locks a fork would copy held.
 
-A script that embeds a RagService and indexes a big folder needs the usual `if __name__ == "__main__":` guard of
-multiprocessing (ragls's own commands have it); without it the workers fail and the files are read inline.
-
 Two rules keep a parallel run indistinguishable from a serial one:
 - Results are handed over in the walk's order, so the index, the skip counts and the progress read the same.
 - A file is read ahead only while the decoded budget (`maxDecodedBytes`) holds even if every file read so far
@@ -21,10 +18,12 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +92,27 @@ def _read_batch(
     return [read_and_tokenize(root, rel, limits, shape, previous, tokenizer_name) for rel, previous in batch]
 
 
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Workers that do not run the caller's main module again.
+
+    A spawned worker imports the parent's `__main__` script (or `-m` module) before its first task, which runs
+    a script's top level again unless it has multiprocessing's `if __name__ == "__main__":` guard: a script that
+    embeds a RagService would index a second time in every worker. The workers need nothing of it (tasks name
+    only this module's functions), so it is hidden while they start: multiprocessing then leaves it alone.
+    """
+    main = sys.modules["__main__"]
+    saved: dict[str, object] = {name: main.__dict__[name] for name in ("__spec__", "__file__") if name in main.__dict__}
+    main.__dict__["__spec__"] = None
+    main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        if "__spec__" not in saved:
+            main.__dict__.pop("__spec__", None)
+
+
 class ReadAhead:
     """Reads planned files in worker processes and hands each one over, in order, when the indexer asks."""
 
@@ -118,7 +138,8 @@ class ReadAhead:
             context = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_started)
             self._max_tasks = workers * TASKS_PER_WORKER
-            self._submit()
+            with _main_module_hidden():  # every worker starts here, with the first tasks
+                self._submit()
 
     @property
     def parallel(self) -> bool:

@@ -3,6 +3,10 @@ file read ahead past the point where the decoded budget could be crossed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,3 +111,33 @@ def test_a_budget_breach_in_a_parallel_run_stops_at_the_same_file(
             RagService(root, Settings(limits=limits)).index_directory()
         messages.append(str(caught.value))
     assert messages[0] == messages[1] and "maxDecodedBytes" in messages[0]
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
+    # Spawned workers would run such a script's top level again, indexing once more in each of them.
+    root = write(tmp_path / "w", FILES)
+    script = tmp_path / "embed.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from pathlib import Path
+            from ragls.config import Settings
+            from ragls.rag import indexer
+            from ragls.rag.service import RagService
+
+            print("top level ran", flush=True)
+            indexer.PARALLEL_MIN_FILES = 1
+            service = RagService(Path({str(root)!r}), Settings())
+            service.index_directory()
+            print("chunks", service.status().chunks, flush=True)
+            """
+        )
+    )
+    env = {**os.environ, "RAGLS_EMBEDDING": "none"}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=90, env=env, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("top level ran") == 1, done.stdout
+    assert "failed" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert f"chunks {len(FILES)}" in done.stdout, done.stdout
