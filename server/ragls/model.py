@@ -135,7 +135,7 @@ class Progress:
             return f"building the search index of {self.total_files:,} files"
         if self.phase == "save":
             return "saving the index"
-        return f"{self.indexed_files:,}/{self.total_files:,} {self.current_file}"
+        return f"{self.indexed_files}/{self.total_files} {self.current_file}"
 
 
 @dataclass(frozen=True, slots=True)
