@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -178,7 +179,9 @@ def _identifier_terms(identifier: str) -> tuple[str, ...]:
     parts = [p.lower() for piece in identifier.split("_") for p in _CAMEL_PART.findall(piece)]
     if len(parts) > 1 or (parts and parts[0] != lowered):
         words.extend(parts)
-    terms = tuple(t for t in (_normalize(w, _snowball_stem) for w in words) if t)
+    # Interned: the stemmer returns a new string per call, and a large index holds each term's string in
+    # every document's term counts and in three term tables (Linux: one copy per term, not three or more).
+    terms = tuple(sys.intern(t) for t in (_normalize(w, _snowball_stem) for w in words) if t)
     if len(_identifier_cache) > _CACHE_LIMIT:
         _identifier_cache.clear()
     _identifier_cache[identifier] = terms
