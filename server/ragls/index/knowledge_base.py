@@ -60,7 +60,7 @@ class InMemoryKnowledgeBase:
     ) -> list[Document]:
         """Drop then add under the write lock, rolling back if an add fails; returns what was removed.
 
-        `terms` may carry each added document's term counts, tokenized ahead of time.
+        `terms` may carry each added document's term counts, tokenized ahead of time; each is taken out as used.
         """
         with self._lock:
             removed = [self._documents.pop(i) for i in remove_ids if i in self._documents]
@@ -174,6 +174,8 @@ class InMemoryKnowledgeBase:
             self._postings.clear()
 
     def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:
-        if terms is not None and document.id in terms:
-            return terms[document.id]
+        """The document's counts taken out of `terms` (the postings keep them as arrays), else tokenized now."""
+        counts = terms.pop(document.id, None) if terms is not None else None
+        if counts is not None:
+            return counts
         return self.tokenizer(searchable_text(document.content, document.metadata))

@@ -6,7 +6,7 @@ import itertools
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, NamedTuple
 
 import Stemmer
@@ -105,8 +105,9 @@ _CACHE_LIMIT = 500_000
 Tokenizer = Callable[[str], list[str]]
 # Joins a document's terms into one string for storage; no tokenizer ever produces it.
 TERM_SEPARATOR = "\x00"
-# Term counts per document id, computed once and shared by the stores that index the same text.
-TermTable = Mapping[str, "TermCounts"]
+# Term counts per document id, computed once, outside the generation lock. The knowledge base takes each
+# document's counts out as it indexes them, so a full run never holds them all beside the index it builds.
+TermTable = MutableMapping[str, "TermCounts"]
 
 
 def join_terms(terms: Iterable[str]) -> str:
