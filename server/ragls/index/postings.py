@@ -10,6 +10,7 @@ snapshot share its arrays instead of copying them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -22,6 +23,10 @@ _TAIL_MIN_POSTINGS = 4096
 _TAIL_SHARE = 0.25
 _COMPACT_MIN_DEAD = 2048
 _COMPACT_DEAD_SHARE = 0.3
+# A rebuild sorts this many postings at a time (about 30 bytes of temporaries each) and counts terms over this
+# many (8 bytes each), whatever the size of the index.
+SORT_CHUNK_POSTINGS = 1 << 18
+COUNT_CHUNK_POSTINGS = 1 << 22
 
 
 class Postings:
@@ -154,16 +159,10 @@ class Postings:
             self._forward_terms, self._forward_counts = Column.adopt(terms), Column.adopt(counts)
             self._alive = bytearray(b"\x01") * len(self.documents)
             self.n_dead = 0
-        n_terms = len(self._term_ids)
-        # The forward arrays are read in place and each temporary goes as soon as it is used: a rebuild's
-        # peak is the sort order (8 bytes a posting) and the new base, not three copies beside them.
-        frequency = np.bincount(terms, minlength=n_terms)
-        order = np.argsort(terms, kind="stable")
-        self._base_offsets = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(frequency, out=self._base_offsets[1:])
-        self._base_slots = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order]
-        self._base_frequencies = counts[order]
-        del order
+        offsets = self._forward_offsets.values()
+        frequency, self._base_offsets, self._base_slots, self._base_frequencies = inverted(
+            terms, counts, offsets, len(self._term_ids)
+        )
         self._document_frequency = frequency.astype(np.int32)
         self._base_end = self._indexed_end = self.n_slots
         self._tail, self._tail_postings = {}, 0
@@ -275,7 +274,8 @@ class Postings:
         Loads in place, since views (a BM25 ranking of the knowledge base) share this object.
         """
         postings = Postings()
-        names = split_terms(arrays["terms"].tobytes().decode())
+        # Interned: the streams of one folder share most terms, and each would otherwise hold its own strings.
+        names = [sys.intern(term) for term in split_terms(arrays["terms"].tobytes().decode())]
         postings._term_ids = dict(zip(names, range(len(names)), strict=True))
         postings.documents = list(documents)
         postings.slot_of = {d.id: slot for slot, d in enumerate(postings.documents) if d is not None}
@@ -310,6 +310,59 @@ class Postings:
         postings.total_length = float(postings._lengths[alive].sum(dtype=np.float64))
         postings._extend_tail(postings._base_end, n_slots)
         self.swap_in(postings)
+
+
+def inverted(
+    terms: np.ndarray, counts: np.ndarray, offsets: np.ndarray, n_terms: int, chunk: int = SORT_CHUNK_POSTINGS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The forward index inside out: (frequency, offsets, slots, counts) of each term's postings in slot order.
+
+    The order a stable sort of every posting by term gives, built a range of slots (about `chunk` postings) at
+    a time: each range is sorted and scattered into place behind a cursor per term, so the temporaries are
+    about 30 bytes for each posting of a range, where one sort of everything held 16 bytes for each posting
+    of the index (a Linux-sized one has 72 million in the knowledge base alone).
+    """
+    frequency = np.zeros(n_terms, dtype=np.int64)
+    for start in range(0, len(terms), COUNT_CHUNK_POSTINGS):  # bincount copies its input as int64
+        frequency += np.bincount(terms[start : start + COUNT_CHUNK_POSTINGS], minlength=n_terms)
+    base_offsets = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(frequency, out=base_offsets[1:])
+    cursor = base_offsets[:-1].copy()
+    base_slots = np.empty(len(terms), dtype=np.int32)
+    base_counts = np.empty(len(terms), dtype=np.float32)
+    for first, last in _slot_ranges(offsets, chunk):
+        start, end = int(offsets[first]), int(offsets[last])
+        if start == end:
+            continue
+        order = np.argsort(terms[start:end], kind="stable")
+        sorted_terms = terms[start:end][order]
+        boundaries = np.empty(len(order), dtype=bool)
+        boundaries[0] = True
+        np.not_equal(sorted_terms[1:], sorted_terms[:-1], out=boundaries[1:])
+        run_starts = np.flatnonzero(boundaries)
+        run_terms = sorted_terms[run_starts]
+        del boundaries, sorted_terms
+        run_lengths = np.diff(run_starts, append=len(order))
+        # The i-th posting of the sorted range goes to its term's cursor plus its place in the term's run.
+        destinations = np.arange(len(order), dtype=np.int64)
+        destinations -= np.repeat(run_starts - cursor[run_terms], run_lengths)
+        slots = np.repeat(np.arange(first, last, dtype=np.int32), np.diff(offsets[first : last + 1]))
+        base_slots[destinations] = slots[order]
+        base_counts[destinations] = counts[start:end][order]
+        cursor[run_terms] += run_lengths
+    return frequency, base_offsets, base_slots, base_counts
+
+
+def _slot_ranges(offsets: np.ndarray, chunk: int) -> list[tuple[int, int]]:
+    """Slot ranges `[first, last)` of at most `chunk` postings each (a slot with more is a range of its own)."""
+    n_slots = len(offsets) - 1
+    ranges, first = [], 0
+    while first < n_slots:
+        last = int(np.searchsorted(offsets, offsets[first] + chunk, side="right")) - 1
+        last = min(max(last, first + 1), n_slots)
+        ranges.append((first, last))
+        first = last
+    return ranges
 
 
 def _column(dtype: type, values: np.ndarray) -> Column:

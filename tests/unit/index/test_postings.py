@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, inverted
 from ragls.model import Document
 
 WORDS = [f"w{i}" for i in range(60)]
@@ -115,3 +115,19 @@ def test_load_rejects_arrays_that_do_not_fit() -> None:
     arrays["lengths"] = np.zeros(5, dtype=np.float32)
     with pytest.raises(ValueError, match="do not fit"):
         Postings().load(arrays, postings.documents)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_the_inverted_index_is_built_in_slot_ranges_exactly_as_by_one_stable_sort(chunk: int) -> None:
+    rng = np.random.default_rng(chunk)
+    sizes = rng.integers(0, 30, size=400)
+    sizes[[3, 50]] = 0, 200  # an empty slot, and one larger than a range
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    terms = rng.integers(0, 90, size=int(offsets[-1])).astype(np.int32)
+    counts = rng.integers(1, 9, size=len(terms)).astype(np.float32)
+    frequency, base_offsets, base_slots, base_counts = inverted(terms, counts, offsets, 100, chunk)
+    order = np.argsort(terms, kind="stable")
+    assert frequency.tolist() == np.bincount(terms, minlength=100).tolist()
+    assert base_offsets.tolist() == [0, *np.cumsum(frequency).tolist()]
+    assert base_slots.tolist() == np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order].tolist()
+    assert base_counts.tolist() == counts[order].tolist()
