@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, Vocabulary
 from ragls.index.ranking import matches, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.model import Document, SearchResult
@@ -160,6 +160,11 @@ class InMemoryKnowledgeBase:
         with self._lock:
             self._postings.load(arrays, documents)
             self._documents = {d.id: d for d in documents if d is not None}
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The term ids of this index, for the other streams of a session to share."""
+        return self._postings.vocabulary
 
     def shared_index(self) -> tuple[Postings, threading.RLock]:
         """The inverted index and its lock, for a BM25 view over the same documents."""

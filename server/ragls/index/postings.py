@@ -29,18 +29,65 @@ SORT_CHUNK_POSTINGS = 1 << 18
 COUNT_CHUNK_POSTINGS = 1 << 22
 
 
+class Vocabulary:
+    """Term ids shared by the streams of one session: each term is in one table, where every stream held its
+    own (the Linux kernel has about 4.6 million terms).
+
+    Append-only: a term keeps its id, so a staged copy of an index adds to it while readers read, and a term no
+    document holds any more costs its entry and ranks nothing (its document frequency is 0). One writer at a
+    time adds terms (commits are serialized); readers and `export` only look, each step atomic under the GIL.
+    """
+
+    __slots__ = ("ids",)
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def ids_of(self, terms: Iterable[str]) -> list[int]:
+        """Each term's id, new terms taking the next ones."""
+        known = self.ids
+        # setdefault hands a new term the next id (the dict's size before it is inserted).
+        return [known.setdefault(term, len(known)) for term in terms]
+
+    def export(self) -> np.ndarray:
+        # str.join takes the keys in one step, so a term added meanwhile is either all in or not at all.
+        return np.frombuffer(join_terms(self.ids).encode(), dtype=np.uint8).copy()
+
+    def load(self, saved: np.ndarray) -> None:
+        """Become a saved vocabulary (ids by position); interned, as the tokenizer's terms are."""
+        names = [sys.intern(term) for term in split_terms(saved.tobytes().decode())]
+        self.ids = dict(zip(names, range(len(names)), strict=True))
+        if len(self.ids) != len(names):
+            raise ValueError("a saved vocabulary holds a term twice")
+
+    def clear(self) -> None:
+        self.ids = {}
+
+
 class Postings:
     """Term -> (slots, term frequencies), with per-slot lengths, norms, liveness and documents.
 
     Slots `[0, base_end)` are in the sorted base arrays, `[base_end, indexed_end)` in the tail;
     slots past `indexed_end` wait for `refresh()`, which every writer calls before readers return.
+    Term ids come from a `Vocabulary`: its own, or one shared with other streams (which then save it once,
+    with the index that owns it).
     """
 
-    def __init__(self) -> None:
-        self.clear()
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
+        self.owns_vocabulary = vocabulary is None
+        self._reset()
 
     def clear(self) -> None:
-        self._term_ids: dict[str, int] = {}
+        """Forget every document; a vocabulary shared with other streams keeps its terms."""
+        self._reset()
+        if self.owns_vocabulary:
+            self.vocabulary.clear()
+
+    def _reset(self) -> None:
         self.documents: list[Document | None] = []
         self.slot_of: dict[str, int] = {}
         self._forward_offsets = Column(np.int64, [0])
@@ -71,11 +118,11 @@ class Postings:
     def copy(self) -> Postings:
         """An independent copy to change while readers keep reading this one (then `swap_in` it).
 
-        Arrays that writers only ever replace or append to are shared; those changed in place are copied.
+        Arrays that writers only ever replace or append to are shared; those changed in place are copied. The
+        vocabulary is shared too: terms the copy adds are new ids nobody else uses yet.
         """
         other = Postings.__new__(Postings)
         other.__dict__.update(self.__dict__)
-        other._term_ids = dict(self._term_ids)
         other.documents = list(self.documents)
         other.slot_of = dict(self.slot_of)
         other._forward_offsets = self._forward_offsets.fork()
@@ -100,9 +147,7 @@ class Postings:
             terms = (
                 TermCounts(tuple(terms), tuple(terms.values())) if isinstance(terms, Mapping) else TermCounts.of(terms)
             )
-        known = self._term_ids
-        # setdefault hands a new term the next id (the dict's size before it is inserted).
-        self._forward_terms.extend([known.setdefault(term, len(known)) for term in terms.terms])
+        self._forward_terms.extend(self.vocabulary.ids_of(terms.terms))
         self._forward_counts.extend(terms.counts)
         self._forward_offsets.append(len(self._forward_terms))
         self.slot_of[document.id] = len(self.documents)
@@ -161,7 +206,7 @@ class Postings:
             self.n_dead = 0
         offsets = self._forward_offsets.values()
         frequency, self._base_offsets, self._base_slots, self._base_frequencies = inverted(
-            terms, counts, offsets, len(self._term_ids)
+            terms, counts, offsets, len(self.vocabulary)
         )
         self._document_frequency = frequency.astype(np.int32)
         self._base_end = self._indexed_end = self.n_slots
@@ -189,7 +234,7 @@ class Postings:
         norms[norms == 0.0] = 1.0
         self._lengths = np.concatenate([self._lengths, lengths.astype(np.float32)])
         self._norms = np.concatenate([self._norms, norms.astype(np.float32)])
-        n_terms = len(self._term_ids)
+        n_terms = len(self.vocabulary)
         live_terms = terms[np.repeat(alive, np.diff(offsets))]
         frequency = np.bincount(live_terms, minlength=n_terms).astype(np.int32)
         frequency[: len(self._document_frequency)] += self._document_frequency
@@ -218,12 +263,12 @@ class Postings:
 
     def has_term(self, term: str) -> bool:
         """Whether a live document holds the term."""
-        term_id = self._term_ids.get(term)
+        term_id = self.vocabulary.ids.get(term)
         return term_id is not None and term_id < len(self._document_frequency) and self._document_frequency[term_id] > 0
 
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""
-        term_id = self._term_ids.get(term)
+        term_id = self.vocabulary.ids.get(term)
         if term_id is None or term_id >= len(self._document_frequency) or self._document_frequency[term_id] <= 0:
             return None
         if term_id + 1 < len(self._base_offsets):
@@ -250,9 +295,10 @@ class Postings:
     # ------------------------------------------------------------------ saving
 
     def export(self) -> dict[str, np.ndarray]:
-        """Every array that defines the index (the documents are the caller's), for a snapshot."""
-        return {
-            "terms": np.frombuffer(join_terms(self._term_ids).encode(), dtype=np.uint8).copy(),
+        """Every array that defines the index (the documents are the caller's), for a snapshot; the terms only
+        when the vocabulary is this index's own."""
+        arrays = {"terms": self.vocabulary.export()} if self.owns_vocabulary else {}
+        return arrays | {
             # Views: these columns are only appended to, past what the views see, or replaced.
             "forward_offsets": self._forward_offsets.values(),
             "forward_terms": self._forward_terms.values(),
@@ -271,12 +317,16 @@ class Postings:
     def load(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
         """Become the index `export` described, over the same documents in slot order (None for dead slots).
 
-        Loads in place, since views (a BM25 ranking of the knowledge base) share this object.
+        Loads in place, since views (a BM25 ranking of the knowledge base) share this object. An index over a
+        shared vocabulary loads after the one that owns it, whose load brought the terms.
         """
-        postings = Postings()
-        # Interned: the streams of one folder share most terms, and each would otherwise hold its own strings.
-        names = [sys.intern(term) for term in split_terms(arrays["terms"].tobytes().decode())]
-        postings._term_ids = dict(zip(names, range(len(names)), strict=True))
+        if self.owns_vocabulary != ("terms" in arrays):
+            raise ValueError("the saved index and this one keep their terms differently")
+        if self.owns_vocabulary:
+            self.vocabulary.load(arrays["terms"])
+        n_terms = len(self.vocabulary)
+        postings = Postings(self.vocabulary)
+        postings.owns_vocabulary = self.owns_vocabulary
         postings.documents = list(documents)
         postings.slot_of = {d.id: slot for slot, d in enumerate(postings.documents) if d is not None}
         postings._forward_offsets = _column(np.int64, arrays["forward_offsets"])
@@ -297,11 +347,15 @@ class Postings:
             len(postings._forward_offsets) == n_slots + 1
             and postings._forward_offsets.values()[-1] == len(forward_terms) == len(postings._forward_counts)
             and len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
-            and len(postings._document_frequency) == len(names)
-            and 1 <= len(postings._base_offsets) <= len(names) + 1  # terms new since the rebuild are tail-only
+            # A stream counts the terms the vocabulary had when it last changed; terms new since are others'.
+            and len(postings._document_frequency) <= n_terms
+            and 1 <= len(postings._base_offsets) <= len(postings._document_frequency) + 1  # new terms: tail only
             and postings._base_offsets[-1] == len(base_slots) == len(postings._base_frequencies)
             and (len(base_slots) == 0 or int(base_slots.max()) < postings._base_end <= n_slots)
-            and (len(forward_terms) == 0 or (int(forward_terms.min()) >= 0 and int(forward_terms.max()) < len(names)))
+            and (
+                len(forward_terms) == 0
+                or (int(forward_terms.min()) >= 0 and int(forward_terms.max()) < len(postings._document_frequency))
+            )
             and (n_slots == 0 or max(postings._alive) <= 1)
         ):
             raise ValueError("the saved index arrays do not fit together")

@@ -25,7 +25,7 @@ from ragls.model import Document, Symbol
 from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
-FORMAT = "1"
+FORMAT = "2"  # 2: the streams share the knowledge base's terms, saved once
 
 
 class SnapshotError(Exception):

@@ -96,7 +96,7 @@ def test_export_and_load_round_trip_with_a_tail_and_dead_slots() -> None:
     live["d-new"] = (brand_new, ["zebra", "w1"])  # a term the base has never seen lives only in the tail
     postings.add(brand_new, ["zebra", "w1"])
     postings.refresh()
-    assert postings._tail and len(postings._base_offsets) < len(postings._term_ids) + 1
+    assert postings._tail and len(postings._base_offsets) < len(postings.vocabulary) + 1
     arrays = {name: np.array(value) for name, value in postings.export().items()}
     loaded = Postings()
     loaded.load(arrays, postings.documents)
@@ -105,6 +105,28 @@ def test_export_and_load_round_trip_with_a_tail_and_dead_slots() -> None:
     loaded.add(*_document(rng, "new"))
     loaded.refresh()
     assert loaded.term_postings("w1") is not None
+
+
+def test_streams_sharing_a_vocabulary_save_it_once_and_load_after_its_owner() -> None:
+    rng = random.Random(3)
+    owner = Postings()
+    shared = Postings(owner.vocabulary)
+    for i in range(300):
+        owner.add(*_document(rng, f"d{i}"))
+        shared.add(*_document(rng, f"s{i}"))
+    owner.refresh()
+    shared.add(Document("late", "zebra", {}), ["zebra"])  # a term the owner never counted
+    shared.refresh()
+    assert "terms" in owner.export() and "terms" not in shared.export()
+    arrays = [{name: np.array(value) for name, value in p.export().items()} for p in (owner, shared)]
+    loaded_owner = Postings()
+    loaded_shared = Postings(loaded_owner.vocabulary)
+    loaded_owner.load(arrays[0], owner.documents)
+    loaded_shared.load(arrays[1], shared.documents)
+    assert _answers(loaded_owner) == _answers(owner) and _answers(loaded_shared) == _answers(shared)
+    assert loaded_shared.term_postings("zebra") is not None and loaded_owner.term_postings("zebra") is None
+    loaded_shared.clear()  # a stream that shares the vocabulary leaves it to its owner
+    assert _answers(loaded_owner) == _answers(owner)
 
 
 def test_load_rejects_arrays_that_do_not_fit() -> None:
