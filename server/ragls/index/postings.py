@@ -10,7 +10,6 @@ snapshot share its arrays instead of copying them.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -57,8 +56,9 @@ class Vocabulary:
         return np.frombuffer(join_terms(self.ids).encode(), dtype=np.uint8).copy()
 
     def load(self, saved: np.ndarray) -> None:
-        """Become a saved vocabulary (ids by position); interned, as the tokenizer's terms are."""
-        names = [sys.intern(term) for term in split_terms(saved.tobytes().decode())]
+        """Become a saved vocabulary (ids by position). Not interned: the streams share these strings already,
+        and the few terms a later edit brings are not worth 4 s of a Linux-sized restart."""
+        names = split_terms(saved.tobytes().decode())
         self.ids = dict(zip(names, range(len(names)), strict=True))
         if len(self.ids) != len(names):
             raise ValueError("a saved vocabulary holds a term twice")

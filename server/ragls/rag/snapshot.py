@@ -25,6 +25,7 @@ from ragls.model import Document, Symbol
 from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
+TEXT_BLOCK_BYTES = 1 << 24
 FORMAT = "2"  # 2: the streams share the knowledge base's terms, saved once
 
 
@@ -157,14 +158,20 @@ def _utf8_length(text: str) -> int:
 
 
 def _documents(archive: zipfile.ZipFile, metadata: list[list[Any]], offsets: list[int]) -> list[Document]:
-    """The documents, their texts read one after another: never the whole text beside its strings."""
+    """The documents, their texts decoded a block at a time: never the whole text beside its strings, and not
+    a read per document either (the Linux kernel's 865,000 took 10 s)."""
     documents = []
+    block, block_start = memoryview(b""), 0  # block_start: where in the text the block begins
     with archive.open("text.bin") as member:
         for (document_id, meta), start, end in zip(metadata, offsets, offsets[1:], strict=False):
-            data = member.read(end - start)
-            if len(data) != end - start:
-                raise ValueError("the document texts end early")
-            documents.append(Document(document_id, data.decode("utf-8"), meta))
+            if end > block_start + len(block):
+                rest = block[start - block_start :]
+                block = memoryview(bytes(rest) + member.read(max(TEXT_BLOCK_BYTES, end - start - len(rest))))
+                block_start = start
+                if end > block_start + len(block):
+                    raise ValueError("the document texts end early")
+            text = str(block[start - block_start : end - block_start], "utf-8")
+            documents.append(Document(document_id, text, meta))
     return documents
 
 
