@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, Vocabulary
 from ragls.index.ranking import top_results
 from ragls.index.tokenize import (
     TermCounts,
@@ -38,7 +38,7 @@ class BM25Stream:
     `text` chooses what of a document is indexed: by default its content, path and symbol;
     the names stream indexes only the symbol and file name, the code stream the content less its comments.
     With `compounds`, adjacent query words glued into one identifier ("one shot" -> `oneshot`) are also
-    asked for where the index holds them.
+    asked for where the index holds them. A `vocabulary` shared with the knowledge base keeps each term once.
     """
 
     def __init__(
@@ -49,6 +49,7 @@ class BM25Stream:
         text: DocumentText = searchable_text,
         name: str = "bm25",
         compounds: bool = False,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         self.name = name
         self.compounds = compounds
@@ -56,7 +57,7 @@ class BM25Stream:
         self.tokenizer = tokenizer
         self.k1 = k1
         self.b = b
-        self._postings = Postings()
+        self._postings = Postings(vocabulary)
         self._lock = threading.RLock()
         self._owns_postings = True
 

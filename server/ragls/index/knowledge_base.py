@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, Vocabulary
 from ragls.index.ranking import matches, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.model import Document, SearchResult
@@ -60,7 +60,7 @@ class InMemoryKnowledgeBase:
     ) -> list[Document]:
         """Drop then add under the write lock, rolling back if an add fails; returns what was removed.
 
-        `terms` may carry each added document's term counts, tokenized ahead of time.
+        `terms` may carry each added document's term counts, tokenized ahead of time; each is taken out as used.
         """
         with self._lock:
             removed = [self._documents.pop(i) for i in remove_ids if i in self._documents]
@@ -161,6 +161,11 @@ class InMemoryKnowledgeBase:
             self._postings.load(arrays, documents)
             self._documents = {d.id: d for d in documents if d is not None}
 
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The term ids of this index, for the other streams of a session to share."""
+        return self._postings.vocabulary
+
     def shared_index(self) -> tuple[Postings, threading.RLock]:
         """The inverted index and its lock, for a BM25 view over the same documents."""
         return self._postings, self._lock
@@ -174,6 +179,8 @@ class InMemoryKnowledgeBase:
             self._postings.clear()
 
     def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:
-        if terms is not None and document.id in terms:
-            return terms[document.id]
+        """The document's counts taken out of `terms` (the postings keep them as arrays), else tokenized now."""
+        counts = terms.pop(document.id, None) if terms is not None else None
+        if counts is not None:
+            return counts
         return self.tokenizer(searchable_text(document.content, document.metadata))

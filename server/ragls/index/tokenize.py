@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any, NamedTuple
 
 import Stemmer
@@ -104,8 +105,9 @@ _CACHE_LIMIT = 500_000
 Tokenizer = Callable[[str], list[str]]
 # Joins a document's terms into one string for storage; no tokenizer ever produces it.
 TERM_SEPARATOR = "\x00"
-# Term counts per document id, computed once and shared by the stores that index the same text.
-TermTable = Mapping[str, "TermCounts"]
+# Term counts per document id, computed once, outside the generation lock. The knowledge base takes each
+# document's counts out as it indexes them, so a full run never holds them all beside the index it builds.
+TermTable = MutableMapping[str, "TermCounts"]
 
 
 def join_terms(terms: Iterable[str]) -> str:
@@ -178,7 +180,9 @@ def _identifier_terms(identifier: str) -> tuple[str, ...]:
     parts = [p.lower() for piece in identifier.split("_") for p in _CAMEL_PART.findall(piece)]
     if len(parts) > 1 or (parts and parts[0] != lowered):
         words.extend(parts)
-    terms = tuple(t for t in (_normalize(w, _snowball_stem) for w in words) if t)
+    # Interned: the stemmer returns a new string per call, and a large index holds each term's string in
+    # every document's term counts and in three term tables (Linux: one copy per term, not three or more).
+    terms = tuple(sys.intern(t) for t in (_normalize(w, _snowball_stem) for w in words) if t)
     if len(_identifier_cache) > _CACHE_LIMIT:
         _identifier_cache.clear()
     _identifier_cache[identifier] = terms

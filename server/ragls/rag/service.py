@@ -483,10 +483,15 @@ def _store_recipe(settings: Settings) -> str:
 def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
     tokenizer = tokenizer_for(settings.tokenizer)
     weights = settings.weights
-    names = BM25Stream(tokenizer, text=name_text, name="names", compounds=True) if weights.names > 0 else None
-    code = BM25Stream(tokenizer, text=code_text, name="code") if weights.code > 0 else None
-    vectors = VectorStream(embedding, background=True) if embedding is not None else None
     knowledge_base = InMemoryKnowledgeBase(tokenizer)
+    vocabulary = knowledge_base.vocabulary  # one table of terms for every stream
+    names = (
+        BM25Stream(tokenizer, text=name_text, name="names", compounds=True, vocabulary=vocabulary)
+        if weights.names > 0
+        else None
+    )
+    code = BM25Stream(tokenizer, text=code_text, name="code", vocabulary=vocabulary) if weights.code > 0 else None
+    vectors = VectorStream(embedding, background=True) if embedding is not None else None
     return IndexState(knowledge_base, BM25Stream.over(knowledge_base), names, vectors, code)
 
 

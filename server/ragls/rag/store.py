@@ -1,9 +1,11 @@
 """A session's index on disk (SQLite, WAL): restarts load it at once and re-ingest only what changed.
 
 Each committed generation is written in one transaction, so a crash at any moment leaves
-either the previous generation or the new one. The store holds chunks with their term counts
-(so loading needs no re-tokenizing), the file table with fingerprints and stat keys (so the
-walk after a restart reads only files that changed), and the symbols.
+either the previous generation or the new one. The store holds chunks, the file table with
+fingerprints and stat keys (so the walk after a restart reads only files that changed), and the
+symbols. Not the chunks' term counts: the snapshot holds the index, and loading from the rows alone
+(a snapshot behind them) tokenizes again, which kept a whole run's counts out of memory until its
+save and a third of the Linux kernel's rows off the disk.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import re
 import sqlite3
 import threading
 import uuid
-from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import islice
@@ -26,12 +27,11 @@ from typing import Any
 import numpy as np
 
 from ragls.config import cache_root
-from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document, Symbol
 from ragls.rag import snapshot
 from ragls.rag.generation import Delta, FileRecord, GenerationImage, SkippedFile
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 STORE_FILE = "index.sqlite3"
 # Written into every store directory ragls creates: the cache directory is a setting and may hold other folders,
 # so listing and cleanup touch only directories that carry it (or a legacy store's own index) under their digest.
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, mtime_ns INTEGER, size INTEGER, inode INTEGER,
     decoded_chars INTEGER NOT NULL, n_symbols INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL, terms TEXT, counts BLOB);
+    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file);
 CREATE TABLE IF NOT EXISTS symbols (
     file TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
@@ -313,14 +313,13 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
 
     write("DELETE FROM chunks WHERE id = ?", ((_db_text(i),) for i in delta.remove_ids))
     write(
-        "INSERT OR REPLACE INTO chunks (id, file, content, metadata, terms, counts) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO chunks (id, file, content, metadata) VALUES (?, ?, ?, ?)",
         (
             (
                 _db_text(d.id),
                 _db_text(d.metadata.get("file")) if d.metadata.get("source") == "file" else None,
                 d.content,
                 json.dumps(dict(d.metadata)),
-                *_encode_terms(delta.terms.get(d.id)),
             )
             for d in delta.add
         ),
@@ -374,33 +373,15 @@ def _read_meta(connection: sqlite3.Connection) -> dict[str, str]:
     return {key: _text(value) for key, value in connection.execute("SELECT key, value FROM meta")}
 
 
-def _encode_terms(terms: TermCounts | None) -> tuple[str | None, bytes | None]:
-    """Term counts as NUL-joined terms and int32 counts: an order of magnitude faster than JSON."""
-    if terms is None:
-        return None, None
-    return join_terms(terms.terms), array("i", terms.counts).tobytes()
-
-
-def _decode_terms(terms: str, counts: bytes) -> TermCounts:
-    numbers = array("i")
-    numbers.frombytes(counts)
-    names = tuple(split_terms(terms))
-    if len(names) != len(numbers):
-        raise ValueError("stored terms and counts disagree")
-    return TermCounts(names, tuple(numbers))
-
-
 def _read_delta(connection: sqlite3.Connection) -> Delta:
     """The stored generation's rows as one delta that recreates it."""
     delta = Delta()
     chunk_ids: dict[str, list[str]] = {}
-    for chunk_id, file, content, metadata, terms, counts in connection.execute(
-        "SELECT id, file, content, metadata, terms, counts FROM chunks ORDER BY rowid"
+    for chunk_id, file, content, metadata in connection.execute(
+        "SELECT id, file, content, metadata FROM chunks ORDER BY rowid"
     ):
         chunk_id = _text(chunk_id)
         delta.add.append(Document(chunk_id, content, json.loads(metadata)))
-        if terms is not None and counts is not None:
-            delta.terms[chunk_id] = _decode_terms(terms, counts)
         if file is not None:
             chunk_ids.setdefault(_text(file), []).append(chunk_id)
     for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(

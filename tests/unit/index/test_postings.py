@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, inverted
 from ragls.model import Document
 
 WORDS = [f"w{i}" for i in range(60)]
@@ -96,7 +96,7 @@ def test_export_and_load_round_trip_with_a_tail_and_dead_slots() -> None:
     live["d-new"] = (brand_new, ["zebra", "w1"])  # a term the base has never seen lives only in the tail
     postings.add(brand_new, ["zebra", "w1"])
     postings.refresh()
-    assert postings._tail and len(postings._base_offsets) < len(postings._term_ids) + 1
+    assert postings._tail and len(postings._base_offsets) < len(postings.vocabulary) + 1
     arrays = {name: np.array(value) for name, value in postings.export().items()}
     loaded = Postings()
     loaded.load(arrays, postings.documents)
@@ -107,6 +107,28 @@ def test_export_and_load_round_trip_with_a_tail_and_dead_slots() -> None:
     assert loaded.term_postings("w1") is not None
 
 
+def test_streams_sharing_a_vocabulary_save_it_once_and_load_after_its_owner() -> None:
+    rng = random.Random(3)
+    owner = Postings()
+    shared = Postings(owner.vocabulary)
+    for i in range(300):
+        owner.add(*_document(rng, f"d{i}"))
+        shared.add(*_document(rng, f"s{i}"))
+    owner.refresh()
+    shared.add(Document("late", "zebra", {}), ["zebra"])  # a term the owner never counted
+    shared.refresh()
+    assert "terms" in owner.export() and "terms" not in shared.export()
+    arrays = [{name: np.array(value) for name, value in p.export().items()} for p in (owner, shared)]
+    loaded_owner = Postings()
+    loaded_shared = Postings(loaded_owner.vocabulary)
+    loaded_owner.load(arrays[0], owner.documents)
+    loaded_shared.load(arrays[1], shared.documents)
+    assert _answers(loaded_owner) == _answers(owner) and _answers(loaded_shared) == _answers(shared)
+    assert loaded_shared.term_postings("zebra") is not None and loaded_owner.term_postings("zebra") is None
+    loaded_shared.clear()  # a stream that shares the vocabulary leaves it to its owner
+    assert _answers(loaded_owner) == _answers(owner)
+
+
 def test_load_rejects_arrays_that_do_not_fit() -> None:
     postings = Postings()
     postings.add(Document("a", "x y", {}), ["x", "y"])
@@ -115,3 +137,19 @@ def test_load_rejects_arrays_that_do_not_fit() -> None:
     arrays["lengths"] = np.zeros(5, dtype=np.float32)
     with pytest.raises(ValueError, match="do not fit"):
         Postings().load(arrays, postings.documents)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_the_inverted_index_is_built_in_slot_ranges_exactly_as_by_one_stable_sort(chunk: int) -> None:
+    rng = np.random.default_rng(chunk)
+    sizes = rng.integers(0, 30, size=400)
+    sizes[[3, 50]] = 0, 200  # an empty slot, and one larger than a range
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    terms = rng.integers(0, 90, size=int(offsets[-1])).astype(np.int32)
+    counts = rng.integers(1, 9, size=len(terms)).astype(np.float32)
+    frequency, base_offsets, base_slots, base_counts = inverted(terms, counts, offsets, 100, chunk)
+    order = np.argsort(terms, kind="stable")
+    assert frequency.tolist() == np.bincount(terms, minlength=100).tolist()
+    assert base_offsets.tolist() == [0, *np.cumsum(frequency).tolist()]
+    assert base_slots.tolist() == np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order].tolist()
+    assert base_counts.tolist() == counts[order].tolist()

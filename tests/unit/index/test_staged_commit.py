@@ -8,7 +8,7 @@ import pytest
 
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.tokenize import name_text
+from ragls.index.tokenize import TermCounts, code_tokens, name_text, searchable_text
 from ragls.model import Document
 from ragls.rag.generation import STAGE_MIN_DOCUMENTS, Delta, IndexState
 
@@ -42,6 +42,18 @@ def test_a_big_delta_answers_like_the_same_delta_applied_in_place(staged: bool) 
     for query in ("alpha", "beta", "beta_7", "return"):
         assert answers(state, query) == answers(reference, query)
     assert state.knowledge_base.size() == n and len(state.bm25) == n
+
+
+@pytest.mark.parametrize("staged", [True, False])
+def test_the_knowledge_base_takes_the_counts_tokenized_ahead_out_of_the_delta(staged: bool) -> None:
+    # A full run's counts are never all held beside the index built from them: each goes once it is indexed.
+    added = documents("a", STAGE_MIN_DOCUMENTS if staged else 50, "alpha")
+    terms = {d.id: TermCounts.of(code_tokens(searchable_text(d.content, d.metadata))) for d in added}
+    reference, state = new_state(), new_state()
+    reference.commit(Delta(add=added))
+    state.commit(Delta(add=added, terms=terms))
+    assert terms == {}
+    assert answers(state, "alpha_7 return") == answers(reference, "alpha_7 return")
 
 
 def test_readers_see_the_old_index_until_the_staged_one_is_installed() -> None:

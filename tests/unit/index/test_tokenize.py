@@ -34,6 +34,13 @@ def test_code_tokens_split_identifiers_and_keep_them_whole() -> None:
     assert code_tokens("HTTPServer") == ["httpserver", "http", "server"]
 
 
+def test_code_tokens_hold_one_string_per_term() -> None:
+    # A large index keeps every term in many documents' counts: each term is one shared string.
+    first, second = code_tokens("redirects")[0], code_tokens("redirected")[0]
+    assert first == second == "redirect"
+    assert first is second
+
+
 def test_code_tokens_meet_at_one_stem_for_word_forms() -> None:
     assert code_tokens("redirects redirected redirecting") == ["redirect"] * 3
     assert code_tokens("handles handled handling") == ["handl"] * 3

@@ -21,6 +21,7 @@ import pytest
 from ragls.config import Settings, Weights
 from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
+from ragls.rag import snapshot as snapshot_module
 from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
@@ -223,6 +224,22 @@ def test_a_restart_loads_the_snapshot_and_answers_the_same(tmp_path: Path) -> No
     restarted.index_directory()
     assert restarted.chunk_calls == 0
     assert _answers(restarted) == expected
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 1 << 24])
+def test_a_snapshot_reads_its_texts_back_whole_whatever_the_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    files = {**FILES, "docs/d.md": "# Déjà vu\n\nNaïve café, 日本語 and more\n" * 40}
+    root, cache = write(tmp_path / "w", files), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    first.close()
+    expected = {d.id: d.content for d in first.state.knowledge_base._documents.values()}
+    monkeypatch.setattr(snapshot_module, "TEXT_BLOCK_BYTES", block_bytes)
+    image = stored_image(service(root, cache))
+    assert image is not None
+    assert {d.id: d.content for d in image.documents} == expected
 
 
 @pytest.mark.usefixtures("quick_snapshots")
