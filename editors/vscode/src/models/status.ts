@@ -19,13 +19,22 @@ export interface StatusBarView {
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
-/** Progress runs in flight, keyed by token, with the files done and in total. */
+/** Progress runs in flight, keyed by token, with the files done and in total, or the phase without a count. */
 interface Run {
   title: string;
   done?: number;
   total?: number;
   path?: string;
+  step?: string;
 }
+
+/** The phases a run reports without a count (PROTOCOL.md's progress messages), as the status bar says them. */
+const STEPS: [prefix: string, step: string][] = [
+  ["loading the stored index", "loading"],
+  ["walking the folder", "walking"],
+  ["building the search index", "building the index"],
+  ["saving the index", "saving"],
+];
 
 /** Folds server state, progress and statuses into the status-bar item's view. */
 export class StatusBarModel {
@@ -50,7 +59,12 @@ export class StatusBarModel {
     if (value.title !== undefined) {
       run.title = value.title;
     }
-    Object.assign(run, parseProgressMessage(value.message));
+    const counted = parseProgressMessage(value.message);
+    if (counted.total !== undefined) {
+      Object.assign(run, counted, { step: undefined });
+    } else if (value.message) {
+      run.step = STEPS.find(([prefix]) => value.message?.startsWith(prefix))?.[1] ?? value.message;
+    }
     this.runs.set(token, run);
     return false;
   }
@@ -77,11 +91,13 @@ export class StatusBarModel {
 
   private indexingView(): StatusBarView {
     const runs = [...this.runs.values()];
+    const stepping = runs.find((run) => run.step !== undefined);
     const known = runs.filter((run) => run.total !== undefined);
     const done = known.reduce((sum, run) => sum + (run.done ?? 0), 0);
     const total = known.reduce((sum, run) => sum + (run.total ?? 0), 0);
-    const text = known.length > 0 ? `ragls ${done}/${total}` : "ragls indexing";
-    const tooltip = runs.map((run) => `${run.title}${run.path ? `: ${run.path}` : ""}`).join("\n");
+    const counts = known.length > 0 ? `ragls ${done}/${total}` : "ragls indexing";
+    const text = stepping?.step !== undefined ? `ragls ${stepping.step}` : counts;
+    const tooltip = runs.map((run) => `${run.title}${run.step ? `: ${run.step}` : run.path ? `: ${run.path}` : ""}`).join("\n");
     return { text, icon: "sync~spin", error: false, tooltip };
   }
 
