@@ -81,6 +81,15 @@ def _indexed_text(chunk: Chunk) -> str:
     return searchable_text(chunk.content, chunk.metadata())
 
 
+def _interned(read: Read) -> Read:
+    """A read from a worker with its terms interned here, as the tokenizer interns them in this process: the
+    staged counts of every chunk of a big first index then share one string per term."""
+    if not read.terms:
+        return read
+    terms = tuple(TermCounts(tuple(map(sys.intern, counts.terms)), counts.counts) for counts in read.terms)
+    return Read(read.outcome, terms)
+
+
 def _worker_started() -> None:
     """A worker's stdout is the server's protocol stream: anything printed there goes to stderr instead."""
     os.dup2(2, 1)
@@ -198,7 +207,7 @@ class ReadAhead:
         """Wait for the oldest task and keep its reads; a broken pool leaves the rest to inline reading."""
         names, future = self._tasks.popleft()
         try:
-            self._ready.update(zip(names, future.result(), strict=True))
+            self._ready.update(zip(names, map(_interned, future.result()), strict=True))
         except (BrokenProcessPool, Exception) as exc:  # the workers failed, not a file: read the rest here
             log.warning("reading in worker processes failed (%s); reading the remaining files here", exc)
             self.close()

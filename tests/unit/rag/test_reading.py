@@ -49,7 +49,10 @@ def test_workers_read_what_inline_reading_reads(tmp_path: Path) -> None:
     try:
         assert ahead.parallel
         for name in names:
-            assert ahead.read(name, None) == read_and_tokenize(root, name, limits, shape, None, "code")
+            read = ahead.read(name, None)
+            assert read == read_and_tokenize(root, name, limits, shape, None, "code")
+            # Terms come back interned, as this process's tokenizer gives them: one string per term.
+            assert all(term is sys.intern(term) for counts in read.terms for term in counts.terms)
     finally:
         ahead.close()
 
