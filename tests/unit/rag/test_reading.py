@@ -18,6 +18,7 @@ from ragls.model import Progress
 from ragls.rag import indexer
 from ragls.rag.reading import PlannedRead, ReadAhead, read_and_tokenize
 from ragls.rag.service import RagService
+from tests.sample_workspace import write_tree
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -31,10 +32,7 @@ FILES = {
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_tree(root, files)
     (root / "blob.bin").write_bytes(b"\x00\x01" * 100)
     (root / "latin.txt").write_bytes(b"caf\xe9 \xff\xfe broken")
     return root

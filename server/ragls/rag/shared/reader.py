@@ -140,10 +140,7 @@ def refresh_shared(root: Path, settings: Settings, state: IndexState) -> tuple[S
     connection = connect(shared.url, read_only=True)
     try:
         with connection.transaction():
-            generation = _choose(connection, root, settings, shared.name)
-            _describe(source, generation)
-            files = _files(connection, shared.name, generation.number)
-            source.fingerprints = {path: file[1] for path, file in files.items()}
+            generation, files = _nearest(connection, root, settings, shared.name, source)
             vectors: dict[str, np.ndarray] = {}
             model = state.vectors.provider.model if state.vectors is not None else None
             if state.vectors is not None and model is not None and model == generation.vector_model:
@@ -191,6 +188,17 @@ def _unusable(source: SharedSource, reason: str, root: Path, retrying: str = "")
     return SharedLoad(source, None, warning, unreachable=bool(retrying))
 
 
+def _nearest(
+    connection: psycopg.Connection[Any], root: Path, settings: Settings, name: str, source: SharedSource
+) -> tuple[_Generation, dict[str, tuple[Any, ...]]]:
+    """The generation nearest HEAD and its files, described in `source` (what `rag/status` shows)."""
+    generation = _choose(connection, root, settings, name)
+    _describe(source, generation)
+    files = _files(connection, name, generation.number)
+    source.fingerprints = {path: file[1] for path, file in files.items()}
+    return generation, files
+
+
 def _describe(source: SharedSource, generation: _Generation) -> None:
     source.commit, source.generation = generation.commit, generation.number
     source.published_at, source.vector_model = generation.published_at, generation.vector_model
@@ -203,10 +211,7 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
     connection = connect(shared.url, read_only=True)
     try:
         with connection.transaction():
-            generation = _choose(connection, root, settings, shared.name)
-            _describe(source, generation)
-            files = _files(connection, shared.name, generation.number)
-            source.fingerprints = {path: file[1] for path, file in files.items()}
+            generation, files = _nearest(connection, root, settings, shared.name, source)
             wanted = {
                 path: file
                 for path, file in files.items()
