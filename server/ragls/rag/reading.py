@@ -19,6 +19,8 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,6 +44,8 @@ BATCH_FILES = 32
 # Tasks in flight per worker: enough to keep each busy, few enough to bound the memory of results waiting.
 TASKS_PER_WORKER = 4
 MAX_WORKERS = 8
+# How often a worker looks whether the process that started it is still there.
+PARENT_POLL_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,17 @@ def _interned(read: Read) -> Read:
     return Read(read.outcome, terms)
 
 
-def _worker_started() -> None:
-    """A worker's stdout is the server's protocol stream: anything printed there goes to stderr instead."""
+def _worker_started(parent: int) -> None:
+    """A worker's stdout is the server's protocol stream: anything printed there goes to stderr instead. And a
+    worker ends with the process that started it, even one killed with SIGKILL, which cannot stop its pool."""
     os.dup2(2, 1)
+    threading.Thread(target=_exit_with, args=(parent,), name="ragls-reader-parent", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(0)
 
 
 def _read_batch(
@@ -145,7 +157,9 @@ class ReadAhead:
         self._pool: ProcessPoolExecutor | None = None
         if self._queued and workers > 1:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_started)
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),)
+            )
             self._max_tasks = workers * TASKS_PER_WORKER
             with _main_module_hidden():  # every worker starts here, with the first tasks
                 self._submit()

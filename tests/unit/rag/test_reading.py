@@ -4,9 +4,11 @@ file read ahead past the point where the decoded budget could be crossed."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -142,3 +144,48 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
     assert done.stdout.count("top level ran") == 1, done.stdout
     assert "failed" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert f"chunks {len(FILES)}" in done.stdout, done.stdout
+
+
+def _alive(pid: int) -> bool:
+    """Running, not gone nor a zombie waiting to be reaped."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status and "State:\tX" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_workers_end_with_a_parent_killed_with_sigkill(tmp_path: Path) -> None:
+    root = write(tmp_path / "w", FILES)
+    script = tmp_path / "killed.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import time
+            from pathlib import Path
+            from ragls.config import ChunkShape, Limits
+            from ragls.rag.reading import PlannedRead, ReadAhead
+
+            root = Path({str(root)!r})
+            plan = [PlannedRead(p.relative_to(root).as_posix(), p.stat().st_size, None) for p in root.rglob("*.py")]
+            ahead = ReadAhead(root, Limits(), ChunkShape(), "code", plan, 0, workers=2)
+            ahead.read(plan[0].rel_path, None)  # the workers are up
+            print(*ahead._pool._processes, flush=True)
+            time.sleep(120)
+            """
+        )
+    )
+    env = {**os.environ, "RAGLS_EMBEDDING": "none"}
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert parent.stdout is not None
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(pid) for pid in workers)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers), "a reading worker outlived its killed parent"
