@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,6 +137,25 @@ class Progress:
         if self.phase == "save":
             return "saving the index"
         return f"{self.indexed_files}/{self.total_files} {self.current_file}"
+
+
+class ProgressGate:
+    """Which progress reports to pass on: each new phase at once, the last file read, and otherwise at most one
+    every `interval` seconds (an editor or a log gets a readable pace, never a report per file)."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._last = 0.0
+        self._phase = ""
+
+    def admit(self, progress: Progress) -> bool:
+        now = time.monotonic()
+        new_phase = progress.phase != self._phase
+        last_file = progress.phase == "read" and progress.indexed_files == progress.total_files
+        if now - self._last < self.interval and not new_phase and not last_file:
+            return False
+        self._last, self._phase = now, progress.phase
+        return True
 
 
 @dataclass(frozen=True, slots=True)

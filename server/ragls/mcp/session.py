@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from pathlib import Path
 
 from ragls.config import Settings, limit_flag
@@ -12,7 +11,7 @@ from ragls.embedders.settings import provider_from_setting
 from ragls.errors import ConfigError, LimitExceeded, RaglsError
 from ragls.index.embedding import EmbeddingProvider
 from ragls.ingest.watch import FolderWatcher
-from ragls.model import IndexStatus, Progress
+from ragls.model import IndexStatus, Progress, ProgressGate
 from ragls.rag.freshness import FreshnessQueue
 from ragls.rag.service import RagService, RunSummary
 
@@ -109,18 +108,12 @@ class _ProgressLog:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.last_logged = 0.0
-        self.phase = ""
+        self._gate = ProgressGate(PROGRESS_LOG_SECONDS)
 
     def update(self, progress: Progress) -> None:
         """Each phase when it starts; within the walk and the reading, every few seconds and the last file."""
-        now = time.monotonic()
-        new_phase = progress.phase != self.phase
-        last_file = progress.phase == "read" and progress.indexed_files == progress.total_files
-        if now - self.last_logged < PROGRESS_LOG_SECONDS and not new_phase and not last_file:
-            return
-        self.last_logged, self.phase = now, progress.phase
-        log.info("ragls mcp: %s", progress.describe())
+        if self._gate.admit(progress):
+            log.info("ragls mcp: %s", progress.describe())
 
 
 def _log_refresh(summary: RunSummary | None, error: Exception | None) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ragls.model import Progress
+from ragls.model import Progress, ProgressGate
 
 REPORT_INTERVAL_SECONDS = 0.1
 
@@ -23,8 +22,7 @@ class IndexProgress:
         self.title = title
         self.token = f"ragls-index-{uuid.uuid4()}"
         self.enabled = False
-        self._last_report = 0.0
-        self._last_phase = ""
+        self._gate = ProgressGate(REPORT_INTERVAL_SECONDS)
 
     async def begin(self) -> None:
         capabilities = self.server.client_capabilities
@@ -42,14 +40,8 @@ class IndexProgress:
     def report(self, progress: Progress) -> None:
         """Called from the indexing thread in every phase: each new phase is reported at once, and within one
         at most every 100 ms. Only `read` has a percentage; the other phases keep the last one."""
-        if not self.enabled or getattr(self.server, "shutting_down", False):
+        if not self.enabled or getattr(self.server, "shutting_down", False) or not self._gate.admit(progress):
             return
-        now = time.monotonic()
-        new_phase = progress.phase != self._last_phase
-        last_file = progress.phase == "read" and progress.indexed_files == progress.total_files
-        if now - self._last_report < REPORT_INTERVAL_SECONDS and not new_phase and not last_file:
-            return
-        self._last_report, self._last_phase = now, progress.phase
         percentage = 100 * progress.indexed_files // max(progress.total_files, 1) if progress.phase == "read" else None
         self.loop.call_soon_threadsafe(
             self.server.work_done_progress.report,
