@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
 from ragls.ingest.ignore import IgnoreRules
-from ragls.ingest.reader import stat_file
+from ragls.ingest.reader import FileStat, stat_file
 from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import explain_empty_walk, walk
 from ragls.model import Chunk, Document, Progress
@@ -181,13 +181,10 @@ class Indexer:
             stat = stat_file(os.path.join(self.root, rel_path))
             if stat is None:
                 continue
-            if record is not None and stat.key == record.stat_key:
+            if record is not None and _unchanged(record, stat):
                 reused_chars += record.decoded_chars
-                continue
-            known = state.skipped_files.get(rel_path)
-            if known is not None and stat.key == known.stat_key:
-                continue
-            plan.append(PlannedRead(rel_path, stat.size, record.fingerprint if record else None))
+            elif not _unchanged(state.skipped_files.get(rel_path), stat):
+                plan.append(PlannedRead(rel_path, stat.size, record.fingerprint if record else None))
         workers = read_workers() if len(plan) >= PARALLEL_MIN_FILES else 1
         settings = self.settings
         return ReadAhead(
@@ -199,12 +196,12 @@ class Indexer:
             return
         record = state.files.get(rel_path)
         stat = stat_file(os.path.join(self.root, rel_path))
-        if record is not None and stat is not None and stat.key == record.stat_key:
+        if record is not None and _unchanged(record, stat):
             staging.report.reused_files += 1
             staging.decoded_chars += record.decoded_chars
             return
         known = state.skipped_files.get(rel_path)
-        if known is not None and stat is not None and stat.key == known.stat_key:
+        if known is not None and _unchanged(known, stat):
             staging.report.skipped[known.reason] += 1  # skipped for its content, which has not changed
             return
         previous = record.fingerprint if record else None
@@ -279,6 +276,11 @@ class Indexer:
         if total > limit:
             found = f"{total:,} characters decoded {when}"
             raise LimitExceeded("maxDecodedBytes", limit_setting_path("max_decoded_bytes"), limit, found)
+
+
+def _unchanged(entry: FileRecord | SkippedFile | None, stat: FileStat | None) -> bool:
+    """Whether a file was indexed (or skipped for its content) with the stat key it has now: no read needed."""
+    return entry is not None and stat is not None and stat.key == entry.stat_key
 
 
 def chunk_document(chunk: Chunk) -> Document:

@@ -24,7 +24,6 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,7 +221,7 @@ class ReadAhead:
         names, future = self._tasks.popleft()
         try:
             self._ready.update(zip(names, map(_interned, future.result()), strict=True))
-        except (BrokenProcessPool, Exception) as exc:  # the workers failed, not a file: read the rest here
+        except Exception as exc:  # a broken pool, not a file (read_file never raises): read the rest here
             log.warning("reading in worker processes failed (%s); reading the remaining files here", exc)
             self.close()
             return
