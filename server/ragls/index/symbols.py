@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import operator
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -14,6 +16,8 @@ import numpy as np
 from ragls.model import Symbol
 
 MAX_SYMBOLS = 256
+# Changed files' symbols live in an overlay of this many or a twentieth of the index before the base is rebuilt.
+OVERLAY_MIN = 4096
 _WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-.\s>]+")
 
 # Match classes, best first: the same case beats another case, the short name beats the qualified one.
@@ -32,48 +36,76 @@ class _Entry:
 class SymbolIndex:
     """Symbols per file, replaced file by file; matching is case-insensitive.
 
-    Every match class needs the query's characters in the qualified name, in order. So a
-    character-set bitmask per symbol rules most symbols out in one numpy comparison and a regex
-    in C keeps those that hold the characters in order (on Django, `Media._css` passed the masks
-    for 8,647 symbols and the order for 11). Exact and prefix matches are then
-    found by string tests in C; only the word and in-order classes are told apart in Python, in
-    rank order, and only until enough matches are found (a one-letter query on Django matched
-    18,000 symbols by prefix: classifying all 40,000 in Python took 290 ms).
+    Exact and prefix matches come from the names and qualified names kept sorted: two bisections each, however
+    many symbols there are. Only when they do not fill the limit are the word and in-order classes sought: a
+    character-set bitmask per symbol rules most symbols out in one numpy comparison, a regex in C keeps those
+    that hold the query's characters in order (on Django, `Media._css` passed the masks for 8,647 symbols and
+    the order for 11), and only those are told apart in Python, in rank order, until enough are found.
+
+    The joined columns of every file (the base) are built on the first query. A change does not rebuild them:
+    the changed files' symbols go dead in the base and live in a small overlay, joined again on the next query,
+    and the answers of the two are merged. The base is rebuilt once the overlay holds a twentieth of the
+    symbols (on the Linux kernel's 868,594 symbols, joining them all takes about a second).
     """
 
     def __init__(self) -> None:
         self._by_file: dict[str, list[Symbol]] = {}
-        self._columns: dict[str, _Columns] = {}  # per file, so that a change rebuilds only its files' columns
-        self._flat: _Flat | None = None
+        self._columns: dict[str, _Columns] = {}  # per file, so that a rebuild joins only changed files' columns anew
+        self._base: _Flat | None = None
+        self._changed: set[str] = set()  # files changed since the base was built: dead there, live in the overlay
+        self._overlay: _Flat | None = None
 
     def replace_files(self, removed_files: Iterable[str], symbols: Iterable[Symbol]) -> None:
         """Drop the symbols of the given files, then add the new ones (files can be in both)."""
-        for file in removed_files:
+        touched = set(removed_files)
+        for file in touched:
             self._by_file.pop(file, None)
-            self._columns.pop(file, None)
         for symbol in symbols:
             self._by_file.setdefault(symbol.file, []).append(symbol)
-            self._columns.pop(symbol.file, None)
-        self._flat = None
+            touched.add(symbol.file)
+        for file in touched:
+            self._columns.pop(file, None)
+        if self._base is None or not touched:
+            return
+        self._base.kill(touched)
+        self._changed |= touched
+        self._overlay = None
+        if sum(len(self._by_file.get(file, ())) for file in self._changed) > max(OVERLAY_MIN, len(self._base) // 20):
+            self._base = None
 
     def clear(self) -> None:
         self._by_file.clear()
         self._columns.clear()
-        self._flat = None
+        self._base = self._overlay = None
+        self._changed.clear()
 
-    def _flattened(self) -> _Flat:
-        if self._flat is None:
-            missing = [file for file in self._by_file if file not in self._columns]
-            if missing:
-                built = _Columns.of([symbol for file in missing for symbol in self._by_file[file]])
-                start = 0
-                for file in missing:
-                    end = start + len(self._by_file[file])
-                    self._columns[file] = built.slice(start, end)
-                    start = end
-            files = list(self._by_file)
-            self._flat = _Flat.of(self.all(), files, [self._columns[file] for file in files])
-        return self._flat
+    def prepare(self) -> None:
+        """Join the columns now, so that the first query does not wait for it (a second on the Linux kernel)."""
+        self._flats()
+
+    def _flats(self) -> list[_Flat]:
+        """The base and, when files changed since it was built, the overlay of their symbols."""
+        if self._base is None:
+            self._base = self._joined(list(self._by_file))
+            self._changed.clear()
+            self._overlay = None
+        if not self._changed:
+            return [self._base]
+        if self._overlay is None:
+            self._overlay = self._joined([file for file in self._changed if file in self._by_file])
+        return [self._base, self._overlay]
+
+    def _joined(self, files: list[str]) -> _Flat:
+        missing = [file for file in files if file not in self._columns]
+        if missing:
+            built = _Columns.of([symbol for file in missing for symbol in self._by_file[file]])
+            start = 0
+            for file in missing:
+                end = start + len(self._by_file[file])
+                self._columns[file] = built.slice(start, end)
+                start = end
+        symbols = [symbol for file in files for symbol in self._by_file[file]]
+        return _Flat.of(symbols, files, [self._columns[file] for file in files])
 
     def all(self) -> list[Symbol]:
         return [symbol for file_symbols in self._by_file.values() for symbol in file_symbols]
@@ -89,38 +121,13 @@ class SymbolIndex:
         """Matches with their (match class, name length) keys, best first; within a class in rank order."""
         if limit <= 0:
             return []
-        flat = self._flattened()
         query = query.strip()
-        needle = query.lower()
-        if not needle:
-            return [((EXACT, len(flat.qualified[i])), flat.symbols[i]) for i in flat.order[:limit].tolist()]
-        names, qualified, haystacks = flat.names, flat.qualified, flat.haystacks
-        survivors = flat.in_order(needle)
-        exact = [i for i in flat.of_length(survivors, len(needle)) if names[i] == needle or qualified[i] == needle]
-        by_class: list[list[int]] = [[] for _ in range(SUBSEQUENCE + 1)]
-        for i in exact:
-            by_class[_exact_class(query, flat.symbols[i])].append(i)
-        taken = set(exact)
-        # Prefix matches rank before the rest, in rank order: take no more than the limit needs.
-        by_class[PREFIX] = _first(limit - len(taken), (i for i in survivors if names[i].startswith(needle)), taken)
-        by_class[QUALIFIED_PREFIX] = _first(
-            limit - len(taken), (i for i in survivors if qualified[i].startswith(needle)), taken
-        )
-        found = len(taken)
-        if found < limit:  # every exact and prefix match is in `taken`
-            for i in survivors:
-                if i in taken:
-                    continue
-                entry = flat.entry(i)  # not exact, not a prefix: a word match or the letters in order
-                if _is_word_match(needle, entry):
-                    by_class[WORD].append(i)
-                    found += 1
-                    if found == limit:
-                        break  # the rest are word matches of later rank, or worse
-                elif haystacks[i] is qualified[i] or _is_subsequence(needle, qualified[i]):
-                    by_class[SUBSEQUENCE].append(i)  # the in-order regex ran on the qualified name itself
-        best = [(match_class, i) for match_class, indices in enumerate(by_class) for i in indices][:limit]
-        return [((match_class, len(qualified[i])), flat.symbols[i]) for match_class, i in best]
+        flats = self._flats()
+        found = [(match_class, flat, i) for flat in flats for match_class, i in flat.matches(query, limit)]
+        if len(flats) > 1:  # each flat's matches are in (class, rank) order: merge them by the same key
+            found.sort(key=lambda item: (item[0], *item[1].rank_key(item[2])))
+            del found[limit:]
+        return [((match_class, len(flat.qualified[i])), flat.symbols[i]) for match_class, flat, i in found]
 
 
 @dataclass
@@ -169,9 +176,10 @@ class _Columns:
 
 @dataclass
 class _Flat:
-    """Every symbol with what matching needs, joined from the files' columns on the first query after a change."""
+    """Symbols with what matching needs, joined from their files' columns, and which of them are still live."""
 
     symbols: list[Symbol]
+    files: list[str]
     names: list[str]
     qualified: list[str]
     haystacks: list[str]
@@ -180,6 +188,10 @@ class _Flat:
     rank: np.ndarray  # each symbol's place in `order`
     name_lengths: np.ndarray
     qualified_lengths: np.ndarray
+    by_name: _Sorted
+    by_qualified: _Sorted
+    spans: dict[str, tuple[int, int]]  # each file's symbols, start and end
+    alive: np.ndarray
     entries: list[_Entry | None]  # the match data, made when first needed
 
     @staticmethod
@@ -202,8 +214,11 @@ class _Flat:
         order = np.lexsort((stacked(lambda c: c.start_lines), np.repeat(file_ranks, per_file), qualified_lengths))
         rank = np.empty(count, dtype=np.int64)
         rank[order] = np.arange(count)
+        ends = np.cumsum(per_file).tolist()
+        spans = {file: (end - size, end) for file, end, size in zip(files, ends, per_file.tolist(), strict=True)}
         return _Flat(
             symbols,
+            files,
             names,
             qualified,
             haystacks,
@@ -212,30 +227,122 @@ class _Flat:
             rank,
             stacked(lambda c: c.name_lengths),
             qualified_lengths,
+            _Sorted.of(names),
+            _Sorted.of(qualified),
+            spans,
+            np.ones(count, dtype=bool),
             [None] * count,
         )
 
-    def in_order(self, needle: str) -> list[int]:
-        """The symbols whose haystack holds the needle's characters in order, in rank order."""
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def kill(self, files: Iterable[str]) -> None:
+        """The symbols of these files no longer match (their files changed; the overlay holds them now)."""
+        for file in files:
+            span = self.spans.get(file)
+            if span is not None:
+                self.alive[span[0] : span[1]] = False
+
+    def rank_key(self, index: int) -> tuple[int, str, int]:
+        """What `order` sorts by, comparable across flats."""
+        symbol = self.symbols[index]
+        return int(self.qualified_lengths[index]), symbol.file, symbol.start_line
+
+    def matches(self, query: str, limit: int) -> list[tuple[int, int]]:
+        """The first `limit` live matches as (match class, index), best class first, each class in rank order."""
+        needle = query.lower()
+        if not needle:
+            return [(EXACT, i) for i in self._live(self.order, limit)]
+        qualified = self.qualified
+        exact = self._by_rank(np.union1d(self.by_name.equal(needle), self.by_qualified.equal(needle)))
+        by_class: list[list[int]] = [[] for _ in range(SUBSEQUENCE + 1)]
+        for i in exact:
+            by_class[_exact_class(query, self.symbols[i])].append(i)
+        taken = set(exact)
+        # Prefix matches rank before the rest, in rank order: take no more than the limit needs.
+        for match_class, sorted_texts in ((PREFIX, self.by_name), (QUALIFIED_PREFIX, self.by_qualified)):
+            wanted = limit - len(taken)
+            if wanted > 0:
+                candidates = self._first_by_rank(sorted_texts.starting(needle), wanted + len(taken))
+                by_class[match_class] = _first(wanted, iter(candidates), taken)
+        found = len(taken)
+        if found < limit:  # every exact and prefix match is in `taken`
+            haystacks = self.haystacks
+            for i in self._in_order(needle):
+                if i in taken:
+                    continue
+                entry = self.entry(i)  # not exact, not a prefix: a word match or the letters in order
+                if _is_word_match(needle, entry):
+                    by_class[WORD].append(i)
+                    found += 1
+                    if found == limit:
+                        break  # the rest are word matches of later rank, or worse
+                elif haystacks[i] is qualified[i] or _is_subsequence(needle, qualified[i]):
+                    by_class[SUBSEQUENCE].append(i)  # the in-order regex ran on the qualified name itself
+        return [(match_class, i) for match_class, indices in enumerate(by_class) for i in indices][:limit]
+
+    def _live(self, indices: np.ndarray, limit: int) -> list[int]:
+        """The first `limit` of `indices` whose symbols are live."""
+        if self.alive.all():
+            return indices[:limit].tolist()
+        return indices[self.alive[indices]][:limit].tolist()
+
+    def _by_rank(self, indices: np.ndarray) -> list[int]:
+        """The live ones of `indices`, in rank order."""
+        indices = indices[self.alive[indices]]
+        return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
+
+    def _first_by_rank(self, indices: np.ndarray, count: int) -> list[int]:
+        """The `count` live ones of `indices` first in rank order, in that order (only those are sorted)."""
+        indices = indices[self.alive[indices]]
+        if len(indices) > count:
+            indices = indices[np.argpartition(self.rank[indices], count - 1)[:count]]
+        return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
+
+    def _in_order(self, needle: str) -> list[int]:
+        """The live symbols whose haystack holds the needle's characters in order, in rank order."""
         wanted = _mask(needle)
-        indices = np.flatnonzero((self.masks & wanted) == wanted)
+        indices = np.flatnonzero(((self.masks & wanted) == wanted) & self.alive)
         if len(needle) > 1 or not (needle.isascii() and needle.isalnum()):  # one letter or digit: the mask says it
             matches = _in_order(needle)
             haystacks = self.haystacks
             indices = np.array([i for i in indices.tolist() if matches(haystacks[i])], dtype=np.int64)
         return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
 
-    def of_length(self, indices: list[int], length: int) -> list[int]:
-        """The symbols among `indices` whose name or qualified name has `length` characters (in that order)."""
-        array = np.array(indices, dtype=np.int64)
-        same = (self.name_lengths[array] == length) | (self.qualified_lengths[array] == length)
-        return array[same].tolist()
-
     def entry(self, index: int) -> _Entry:
         entry = self.entries[index]
         if entry is None:
             entry = self.entries[index] = _entry(self.symbols[index])
         return entry
+
+
+@dataclass
+class _Sorted:
+    """Lowercased names in sorted order with the symbol index of each: a prefix is two bisections away."""
+
+    texts: list[str]
+    indices: np.ndarray
+
+    @staticmethod
+    def of(texts: list[str]) -> _Sorted:
+        order = sorted(range(len(texts)), key=texts.__getitem__)
+        return _Sorted([texts[i] for i in order], np.array(order, dtype=np.int64))
+
+    def equal(self, text: str) -> np.ndarray:
+        return self.indices[bisect.bisect_left(self.texts, text) : bisect.bisect_right(self.texts, text)]
+
+    def starting(self, prefix: str) -> np.ndarray:
+        """The indices of the texts that start with `prefix` (it included)."""
+        start = bisect.bisect_left(self.texts, prefix)
+        last = ord(prefix[-1])
+        if last == sys.maxunicode:  # no character sorts after it: test each from the start
+            end = start
+            while end < len(self.texts) and self.texts[end].startswith(prefix):
+                end += 1
+        else:
+            end = bisect.bisect_left(self.texts, prefix[:-1] + chr(last + 1), start)
+        return self.indices[start:end]
 
 
 def _first(count: int, indices: Iterator[int], taken: set[int]) -> list[int]:

@@ -132,6 +132,7 @@ class RagService:
                 self._indexer = Indexer(root, self.settings)
                 self._load_stored(progress)
                 self._load_shared(root)
+                threading.Thread(target=self._prepare_symbols, name="ragls-symbols", daemon=True).start()
             elif self._indexer is None or root != self._indexer.root:
                 self._start_over(root, forget_files=True)
             if full:
@@ -269,6 +270,11 @@ class RagService:
                 self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self.state.skipped_files = dict(stored.skipped)
             self._manual_ids = set(stored.manual_ids)
+
+    def _prepare_symbols(self) -> None:
+        """Build the symbol index's joined columns beside the walk that follows a load."""
+        with self.state.lock.reading():
+            self.state.symbols.prepare()
 
     def _load_shared(self, root: Path) -> None:
         """With `sharedIndex`, commit the published rows this session lacks; the walk then keeps those that match."""

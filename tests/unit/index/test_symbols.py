@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+import ragls.index.symbols as symbols_module
 from ragls.index.symbols import EXACT, SUBSEQUENCE, SymbolIndex, _entry, _match
 from ragls.model import Symbol
 
@@ -108,8 +111,13 @@ def test_ranked_matches_classifying_every_symbol() -> None:
             assert got == expected[:limit], (query, limit)
 
 
-def test_an_index_changed_file_by_file_answers_as_one_built_at_once() -> None:
-    """Only changed files' columns are rebuilt; the joined whole must match a fresh index."""
+@pytest.mark.parametrize("overlay_min", [0, 4096])
+def test_an_index_changed_file_by_file_answers_as_one_built_at_once(
+    overlay_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changed files answer from an overlay merged with the base (or a rebuilt base, once the overlay is
+    large): either way as a fresh index would."""
+    monkeypatch.setattr(symbols_module, "OVERLAY_MIN", overlay_min)
     rng = random.Random(5)
     words = ["load", "save", "User", "query", "get", "set", "x"]
 
@@ -147,3 +155,14 @@ def test_an_index_changed_file_by_file_answers_as_one_built_at_once() -> None:
         fresh.replace_files([], [s for made in files.values() for s in made])
         for query in queries:
             assert index.ranked(query, 50) == fresh.ranked(query, 50), (step, query)
+
+
+def test_sorted_names_find_every_text_with_a_prefix() -> None:
+    """Two bisections find a prefix's run, also for a prefix ending in the last code point."""
+    top = chr(0x10FFFF)
+    texts = ["get", "getuser", "gets", "geu", "ge", f"g{top}", f"g{top}a", f"g{top}{top}", "h", ""]
+    found = symbols_module._Sorted.of(texts)
+    for prefix in ["g", "ge", "get", "gets", "x", f"g{top}", f"g{top}{top}", "h"]:
+        expected = sorted(i for i, text in enumerate(texts) if text.startswith(prefix))
+        assert sorted(found.starting(prefix).tolist()) == expected, prefix
+    assert found.equal("get").tolist() == [0]
