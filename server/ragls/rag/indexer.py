@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from ragls.config import Settings, limit_setting_path
 from ragls.errors import LimitExceeded, RaglsError
-from ragls.ingest.ignore import IgnoreRules
+from ragls.ingest.ignore import IGNORE_FILE_NAMES, IgnoreRules
 from ragls.ingest.reader import FileStat, stat_file
 from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import explain_empty_walk, walk
@@ -108,8 +108,14 @@ class Indexer:
     def paths_run(self, state: IndexState, rel_paths: Iterable[str]) -> tuple[Delta, RunReport]:
         """Re-ingest only the given paths (files or directories); cost is proportional to them."""
         staging = _Staging(track_changes=True)
-        for rel_path in sorted(set(rel_paths)):
-            self._stage_path(state, rel_path, staging)
+        paths = sorted(set(rel_paths))
+        # A branch switch changes thousands of files: those that are plain files are read ahead as a full run's.
+        reader = self._read_ahead(state, [rel_path for rel_path in paths if self._is_indexable_file(rel_path)])
+        try:
+            for rel_path in paths:
+                self._stage_path(state, rel_path, staging, reader)
+        finally:
+            reader.close()
         touched = set(staging.delta.records) | set(staging.delta.removed_files)
         untouched = sum(r.decoded_chars for path, r in state.files.items() if path not in touched)
         self._check_decoded_chars(staging.decoded_chars + untouched, "after the change")
@@ -135,9 +141,17 @@ class Indexer:
         if report.ignore_warnings:
             report.skipped["ignoreFileTruncated"] = len(report.ignore_warnings)
 
-    def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
+    def _is_indexable_file(self, rel_path: str) -> bool:
+        """Whether `_stage_path` stages this path as one file (not an ignore file, a folder or a removal)."""
         name = rel_path.rsplit("/", 1)[-1]
-        if name in (".gitignore", ".tnsignore"):
+        if name in IGNORE_FILE_NAMES or is_editor_temp_file(name):
+            return False
+        path = self.root / rel_path
+        return path.is_file() and not path.is_symlink() and self.rules.path_reason(rel_path) is None
+
+    def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging, reader: ReadAhead | None = None) -> None:
+        name = rel_path.rsplit("/", 1)[-1]
+        if name in IGNORE_FILE_NAMES:
             self._stage_ignore_change(state, rel_path, staging)
             return
         if is_editor_temp_file(name):
@@ -152,7 +166,7 @@ class Indexer:
                 for file in [f for f in state.files if f.startswith(rel_path + "/")]:
                     self._stage_removal(state, file, staging)
         else:
-            self._stage_file(state, rel_path, staging)
+            self._stage_file(state, rel_path, staging, reader)
 
     def _stage_ignore_change(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
         """An edited ignore file re-evaluates the subtree of the directory it governs."""

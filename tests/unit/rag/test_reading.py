@@ -72,6 +72,33 @@ def test_a_parallel_run_indexes_as_a_serial_one(tmp_path: Path, monkeypatch: pyt
         assert [(r.document.id, r.score) for r in parallel.search(query, 10)] == expected
 
 
+def test_a_change_of_many_files_read_in_workers_indexes_as_a_serial_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A branch switch: edits, a new file, a removal, a new folder and an ignore file among the changed paths.
+    services = {}
+    for label, threshold in (("serial", 10_000), ("parallel", 1)):
+        root = write(tmp_path / label, FILES)
+        service = RagService(root, Settings())
+        service.index_directory()
+        changed = {f"pkg/module_{i}.py": PYTHON.format(i + 100) for i in range(0, 40, 3)}
+        write_tree(root, {**changed, "web/new_route.go": GO.format(77), "extra/more.py": PYTHON.format(55)})
+        (root / "pkg/module_1.py").unlink()
+        (root / ".gitignore").write_text("web/route_1*.go\n")
+        monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", threshold)
+        paths = [*changed, "web/new_route.go", "extra", "pkg/module_1.py", ".gitignore"]
+        summary = service.update_paths(paths)
+        assert summary is not None
+        services[label] = (service, summary)
+    (serial, serial_summary), (parallel, parallel_summary) = services["serial"], services["parallel"]
+    assert parallel_summary.report.chunked_files == serial_summary.report.chunked_files > 10
+    status = parallel.status()
+    assert status == replace(serial.status(), last_indexed_at=status.last_indexed_at, indexed_path=status.indexed_path)
+    for query in ("answer request 103", "Server Route77", "request 55", "Route12"):
+        expected = [(r.document.id, r.score) for r in serial.search(query, 10)]
+        assert [(r.document.id, r.score) for r in parallel.search(query, 10)] == expected
+
+
 def test_nothing_is_read_ahead_past_where_the_budget_could_be_crossed(tmp_path: Path) -> None:
     root = write(tmp_path, FILES)
     names = sorted(FILES)
