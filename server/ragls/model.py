@@ -5,39 +5,99 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
+
+from ragls.packing import PackedText, pack, unpack
 
 
 def _frozen(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(metadata or {}))
 
 
-@dataclass(frozen=True, eq=False, slots=True)
 class Document:
-    """An immutable unit of searchable text; equality is by id alone, as in the knowledge-base contract."""
+    """An immutable unit of searchable text; equality is by id alone, as in the knowledge-base contract.
 
+    The text is held packed (`ragls.packing`: compressed unless that would not make it smaller) and unpacked
+    at each read of `content`: an index holds every chunk's text and reads only the few a search returns.
+    """
+
+    __slots__ = ("_packed", "embedding", "id", "metadata")
     id: str
-    content: str
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    embedding: tuple[float, ...] | None = None
+    _packed: PackedText
+    metadata: Mapping[str, Any]
+    embedding: tuple[float, ...] | None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.content, str) or not self.content or self.content.isspace():
+    def __init__(
+        self,
+        id: str,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        embedding: tuple[float, ...] | None = None,
+    ) -> None:
+        if not isinstance(content, str) or not content or content.isspace():
             raise ValueError("Document content must be a non-empty string")
-        if not self.id:
-            raise ValueError("Document id must be a non-empty string")
-        object.__setattr__(self, "metadata", _frozen(self.metadata))
+        self._set(id, pack(content), metadata, embedding)
+
+    @classmethod
+    def from_packed(
+        cls,
+        id: str,
+        packed: PackedText,
+        metadata: Mapping[str, Any] | None = None,
+        embedding: tuple[float, ...] | None = None,
+    ) -> Document:
+        """A document of text packed before (by a reading worker, or as the store and snapshot keep it).
+
+        Packed bytes are not unpacked to check them: they were packed from a document's checked content.
+        """
+        if isinstance(packed, str):
+            return cls(id, packed, metadata, embedding)
+        if not isinstance(packed, bytes) or not packed:
+            raise ValueError("Document content must be a non-empty string")
+        document = cls.__new__(cls)
+        document._set(id, packed, metadata, embedding)
+        return document
 
     @classmethod
     def of(cls, content: str, metadata: Mapping[str, Any] | None = None, id: str | None = None) -> Document:
         """Build a document, generating a UUID when no id is given."""
-        return cls(id=id or str(uuid.uuid4()), content=content, metadata=_frozen(metadata))
+        return cls(id=id or str(uuid.uuid4()), content=content, metadata=metadata)
+
+    @property
+    def content(self) -> str:
+        return unpack(self._packed)
+
+    @property
+    def packed_content(self) -> PackedText:
+        """The text as it is held: what the store and the snapshot write."""
+        return self._packed
 
     def with_embedding(self, embedding: tuple[float, ...]) -> Document:
         """A copy carrying an embedding; documents never change in place."""
-        return Document(self.id, self.content, self.metadata, tuple(embedding))
+        return Document.from_packed(self.id, self._packed, self.metadata, tuple(embedding))
+
+    def _set(
+        self, id: str, packed: PackedText, metadata: Mapping[str, Any] | None, embedding: tuple[float, ...] | None
+    ) -> None:
+        if not id:
+            raise ValueError("Document id must be a non-empty string")
+        for name, value in (("id", id), ("_packed", packed), ("metadata", _frozen(metadata)), ("embedding", embedding)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled packed (reading workers hand documents back): the metadata as a dict, frozen again on load."""
+        return (Document.from_packed, (self.id, self._packed, dict(self.metadata), self.embedding))
+
+    def __repr__(self) -> str:
+        return f"Document(id={self.id!r}, content={self.content!r}, metadata={dict(self.metadata)!r})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Document) and other.id == self.id

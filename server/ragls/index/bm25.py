@@ -19,6 +19,7 @@ from ragls.index.tokenize import (
     code_tokens,
     compound_terms,
     expand_query,
+    present,
     searchable_text,
 )
 from ragls.model import Document, SearchResult
@@ -185,6 +186,8 @@ class BM25Stream:
         return scores
 
     def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:
-        if terms is not None and self.text is searchable_text and document.id in terms:
-            return terms[document.id]
+        """The document's counts of this stream's text taken out of `terms`, else tokenized now."""
+        counts = terms.pop(document.id, None) if terms is not None else None
+        if counts is not None:
+            return present(counts)
         return self.tokenizer(self.text(document.content, document.metadata))

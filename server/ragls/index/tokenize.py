@@ -120,15 +120,42 @@ def split_terms(text: str) -> list[str]:
 
 
 class TermCounts(NamedTuple):
-    """A document's distinct terms and how often each occurs: two tuples, far smaller than a dict."""
+    """A document's distinct terms and how often each occurs: two tuples, far smaller than a dict.
+
+    `counts` is bytes in the counts `counts_within` makes: a term counted zero there is not in the document.
+    """
 
     terms: tuple[str, ...]
-    counts: tuple[int, ...]
+    counts: tuple[int, ...] | bytes
 
     @classmethod
     def of(cls, tokens: Iterable[str]) -> TermCounts:
         counted = Counter(tokens)
         return cls(tuple(counted), tuple(counted.values()))
+
+
+def counts_within(part: TermCounts, whole: TermCounts) -> TermCounts:
+    """`part` as counts of `whole`'s terms, a byte each, sharing `whole`'s tuple of terms (or `whole` itself
+    when they are equal): the code stream's terms are the document's less its comments', and this keeps them
+    at about a byte a term while a run's counts wait to be indexed. `part` as it is where it does not fit."""
+    if part == whole:
+        return whole
+    position = {term: i for i, term in enumerate(whole.terms)}
+    aligned = bytearray(len(whole.terms))
+    for term, count in zip(part.terms, part.counts, strict=True):
+        i = position.get(term)
+        if i is None or count > 255:
+            return part
+        aligned[i] = count
+    return TermCounts(whole.terms, bytes(aligned))
+
+
+def present(counts: TermCounts) -> TermCounts:
+    """The terms a document holds, as `TermCounts.of` counts them: `counts_within`'s zeros left out."""
+    if not isinstance(counts.counts, bytes):
+        return counts
+    kept = [(term, count) for term, count in zip(counts.terms, counts.counts, strict=True) if count]
+    return TermCounts(tuple(term for term, _ in kept), tuple(count for _, count in kept))
 
 
 def stem(word: str) -> str:
@@ -363,3 +390,18 @@ def name_text(content: str, metadata: Mapping[str, Any]) -> str:
     file_name = str(metadata.get("file") or "").rsplit("/", 1)[-1].split(".", 1)[0]
     also = " ".join(metadata.get("alsoDefines") or ())
     return f"{metadata.get('symbol') or ''} {also} {file_name}"
+
+
+class ChunkTerms(NamedTuple):
+    """A chunk's term counts for each text a stream indexes, tokenized where its file was read, so that no
+    stream reads (and unpacks) the chunk's text again to index it."""
+
+    all: TermCounts  # `searchable_text`: the knowledge base and BM25
+    names: TermCounts  # `name_text`
+    code: TermCounts  # `code_text`, as `counts_within` the first: `present` gives its terms
+
+    @classmethod
+    def of(cls, content: str, metadata: Mapping[str, Any], tokenizer: Tokenizer) -> ChunkTerms:
+        every = TermCounts.of(tokenizer(searchable_text(content, metadata)))
+        code = TermCounts.of(tokenizer(code_text(content, metadata)))
+        return cls(every, TermCounts.of(tokenizer(name_text(content, metadata))), counts_within(code, every))

@@ -89,7 +89,11 @@ class Delta:
     records: dict[str, FileRecord] = field(default_factory=dict)
     symbols: list[Symbol] = field(default_factory=list)
     symbol_files: list[str] = field(default_factory=list)
+    # Term counts by document id, tokenized where each file was read: of the documents' `searchable_text` (the
+    # knowledge base's), their names and their code (the code stream's, in `counts_within` form).
     terms: dict[str, TermCounts] = field(default_factory=dict)
+    name_terms: dict[str, TermCounts] = field(default_factory=dict)
+    code_terms: dict[str, TermCounts] = field(default_factory=dict)
     # Files skipped for what they hold (binary, undecodable), by stat key, so an unchanged one is not read
     # again; None forgets one (it changed, became indexable or is gone).
     skipped: dict[str, SkippedFile | None] = field(default_factory=dict)
@@ -177,13 +181,15 @@ class IndexState:
             if len(delta.add) + len(delta.remove_ids) >= STAGE_MIN_DOCUMENTS
             else []
         )
-        installs = [store.stage_replace(delta.remove_ids, delta.add, delta.terms) for store in staged]
+        terms = self._term_tables(delta)
+        installs = [store.stage_replace(delta.remove_ids, delta.add, terms.get(id(store))) for store in staged]
         with self.lock.writing():
             applied: list[tuple[DocumentStore, list[Document]]] = []
             try:
                 for store in self.stores:
                     if store not in staged:
-                        applied.append((store, store.replace_documents(delta.remove_ids, delta.add, delta.terms)))
+                        removed = store.replace_documents(delta.remove_ids, delta.add, terms.get(id(store)))
+                        applied.append((store, removed))
             except BaseException:
                 # Each store undoes its own failed replace; undo the ones that had succeeded.
                 added_ids = [d.id for d in delta.add]
@@ -204,6 +210,15 @@ class IndexState:
             if count_generation:
                 self.generation += 1
                 self.last_committed_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _term_tables(self, delta: Delta) -> dict[int, TermTable]:
+        """Which of the delta's term tables each store indexes from (by the store's id); others tokenize."""
+        tables: dict[int, TermTable] = {id(self.knowledge_base): delta.terms}
+        if self.names is not None:
+            tables[id(self.names)] = delta.name_terms
+        if self.code is not None:
+            tables[id(self.code)] = delta.code_terms
+        return tables
 
     def restore(self, delta: Delta, generation: int, committed_at: str | None) -> None:
         """Load a stored generation as it was, number and time included."""

@@ -16,7 +16,7 @@ from ragls.ingest.ignore import IGNORE_FILE_NAMES, IgnoreRules
 from ragls.ingest.reader import FileStat, stat_file
 from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import explain_empty_walk, walk
-from ragls.model import Chunk, Document, Progress
+from ragls.model import Progress
 from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
 from ragls.rag.reading import PARALLEL_MIN_FILES, PlannedRead, ReadAhead, read_and_tokenize, read_workers
 
@@ -254,14 +254,15 @@ class Indexer:
         staging.report.chunked_files += 1
         if staging.track_changes:
             action = "added" if record is None else "updated"
-            staging.report.changes.append(FileChange(rel_path, action, len(outcome.chunked.chunks)))
+            staging.report.changes.append(FileChange(rel_path, action, len(read.documents)))
         if record is not None:
             staging.delta.remove_ids.extend(record.chunk_ids)
-        documents = [chunk_document(chunk) for chunk in outcome.chunked.chunks]
+        documents = read.documents
         staging.delta.add.extend(documents)
-        # Tokenized where the file was read, outside the generation lock, once for both stores that index it.
+        # Tokenized where the file was read, outside the generation lock, once per text a stream indexes.
+        delta = staging.delta
         for document, terms in zip(documents, read.terms, strict=True):
-            staging.delta.terms[document.id] = terms
+            delta.terms[document.id], delta.name_terms[document.id], delta.code_terms[document.id] = terms
         staging.delta.symbols.extend(outcome.chunked.symbols)
         staging.delta.symbol_files.append(rel_path)
         staging.delta.records[rel_path] = FileRecord(
@@ -295,8 +296,3 @@ class Indexer:
 def _unchanged(entry: FileRecord | SkippedFile | None, stat: FileStat | None) -> bool:
     """Whether a file was indexed (or skipped for its content) with the stat key it has now: no read needed."""
     return entry is not None and stat is not None and stat.key == entry.stat_key
-
-
-def chunk_document(chunk: Chunk) -> Document:
-    """The searchable document of a chunk: its text and the metadata the protocol shows."""
-    return Document(id=chunk.id, content=chunk.content, metadata=chunk.metadata())

@@ -1,4 +1,4 @@
-"""Files read, chunked and tokenized ahead of the indexer in worker processes, in the walk's order.
+"""Files read, chunked, tokenized and packed ahead of the indexer in worker processes, in the walk's order.
 
 Reading is most of a first index (Django: 9 of 18 s), it is pure per file, and it parses with tree-sitter
 outside the GIL's reach only in another process: with 2 workers on 2 cores the reading phase takes about
@@ -25,14 +25,15 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ragls.config import ChunkShape, Limits
-from ragls.index.tokenize import TermCounts, searchable_text, tokenizer_for
+from ragls.index.tokenize import ChunkTerms, TermCounts, tokenizer_for
+from ragls.ingest.chunking import ChunkedFile
 from ragls.ingest.formats import detect_format
 from ragls.ingest.reader import ReadOutcome, read_file
-from ragls.model import Chunk
+from ragls.model import Document
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +59,13 @@ class PlannedRead:
 
 @dataclass(frozen=True)
 class Read:
-    """One file read: the outcome, and each chunk's term counts (tokenized where it was read)."""
+    """One file read: the outcome, its chunks as documents (packed where they were read), and each document's
+    term counts per stream (tokenized there too). The outcome's `chunked` keeps the symbols; its chunks were
+    dropped once they became documents, so that a worker's result carries each text once, packed."""
 
     outcome: ReadOutcome
-    terms: tuple[TermCounts, ...] = ()
+    documents: tuple[Document, ...] = ()
+    terms: tuple[ChunkTerms, ...] = ()
 
 
 def read_workers() -> int:
@@ -74,14 +78,18 @@ def read_and_tokenize(
 ) -> Read:
     """What the indexer needs of one file: it is the same work inline and in a worker."""
     outcome = read_file(root / rel_path, rel_path, limits, shape, previous, root)
-    if outcome.chunked is None:
+    chunked = outcome.chunked
+    if chunked is None:
         return Read(outcome)
     tokenizer = tokenizer_for(tokenizer_name)
-    return Read(outcome, tuple(TermCounts.of(tokenizer(_indexed_text(chunk))) for chunk in outcome.chunked.chunks))
-
-
-def _indexed_text(chunk: Chunk) -> str:
-    return searchable_text(chunk.content, chunk.metadata())
+    terms = []
+    documents = []
+    for chunk in chunked.chunks:
+        metadata = chunk.metadata()
+        terms.append(ChunkTerms.of(chunk.content, metadata, tokenizer))
+        documents.append(Document(chunk.id, chunk.content, metadata))
+    without_chunks = replace(outcome, chunked=ChunkedFile([], chunked.symbols))
+    return Read(without_chunks, tuple(documents), tuple(terms))
 
 
 def _interned(read: Read) -> Read:
@@ -89,8 +97,22 @@ def _interned(read: Read) -> Read:
     staged counts of every chunk of a big first index then share one string per term."""
     if not read.terms:
         return read
-    terms = tuple(TermCounts(tuple(map(sys.intern, counts.terms)), counts.counts) for counts in read.terms)
-    return Read(read.outcome, terms)
+    return Read(read.outcome, read.documents, tuple(map(_interned_terms, read.terms)))
+
+
+def _interned_terms(terms: ChunkTerms) -> ChunkTerms:
+    every = _interned_counts(terms.all)
+    if terms.code is terms.all:
+        code = every
+    elif terms.code.terms is terms.all.terms:  # counts within the first (`counts_within`): they share its terms
+        code = TermCounts(every.terms, terms.code.counts)
+    else:
+        code = _interned_counts(terms.code)
+    return ChunkTerms(every, _interned_counts(terms.names), code)
+
+
+def _interned_counts(counts: TermCounts) -> TermCounts:
+    return TermCounts(tuple(map(sys.intern, counts.terms)), counts.counts)
 
 
 def _worker_started(parent: int) -> None:

@@ -3,8 +3,9 @@
 The SQLite store stays the crash-safe record, written at every commit. A snapshot is a copy
 taken now and then (after a full run, when changes go quiet, at shutdown) and trusted only when
 it names the store's current revision, so a stale or half-written one is never used. It is an
-uncompressed zip of JSON, UTF-8 text and `.npy` arrays read with `allow_pickle=False`: loading
-it runs no code from the file.
+uncompressed zip of JSON, the documents' texts as they hold them (packed bytes, or UTF-8 where a text
+is kept plain; `ragls.packing`) and `.npy` arrays read with `allow_pickle=False`: loading it runs no
+code from the file.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
-FORMAT = "2"  # 2: the streams share the knowledge base's terms, saved once
+FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
 
 
 class SnapshotError(Exception):
@@ -43,7 +44,9 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
         if index is not None and slots is not None:
             arrays[f"{stream}_slots"] = slots
             arrays.update({f"{stream}.{k}": v for k, v in index.items()})
-    arrays["text_offsets"] = _offsets([_utf8_length(d.content) for d in image.documents])
+    texts = [d.packed_content for d in image.documents]
+    arrays["text_offsets"] = _offsets([len(text) if isinstance(text, bytes) else _utf8_length(text) for text in texts])
+    arrays["text_packed"] = np.fromiter((isinstance(text, bytes) for text in texts), dtype=np.bool_, count=len(texts))
     header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
     # One temporary file per process, so two servers on one folder never write into the same file.
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -53,8 +56,8 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             _write_json(archive, "header.json", header)
             _write_json_rows(archive, "documents.json", ([d.id, dict(d.metadata)] for d in image.documents))
             with archive.open("text.bin", "w", force_zip64=True) as member:
-                for document in image.documents:
-                    member.write(document.content.encode())
+                for text in texts:
+                    member.write(text if isinstance(text, bytes) else text.encode())
             _write_json_rows(
                 archive,
                 "files.json",
@@ -122,7 +125,10 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
     metadata = json.loads(archive.read("documents.json"))
     if len(offsets) != len(metadata) + 1 or offsets[-1] != archive.getinfo("text.bin").file_size:
         raise ValueError("document texts and offsets disagree")
-    documents = _documents(archive, metadata, offsets)
+    packed = arrays["text_packed"].tolist()
+    if len(packed) != len(metadata):
+        raise ValueError("document texts and their packing disagree")
+    documents = _documents(archive, metadata, offsets, packed)
     del metadata
     files = {
         path: FileRecord(fingerprint, _stat_key(stat_key), chunk_ids, decoded_chars, n_symbols)
@@ -157,21 +163,28 @@ def _utf8_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def _documents(archive: zipfile.ZipFile, metadata: list[list[Any]], offsets: list[int]) -> list[Document]:
+def _documents(
+    archive: zipfile.ZipFile, metadata: list[list[Any]], offsets: list[int], packed: list[bool]
+) -> list[Document]:
     """The documents, their texts decoded a block at a time: never the whole text beside its strings, and not
     a read per document either (the Linux kernel's 865,000 took 10 s)."""
     documents = []
     block, block_start = memoryview(b""), 0  # block_start: where in the text the block begins
     with archive.open("text.bin") as member:
-        for (document_id, meta), start, end in zip(metadata, offsets, offsets[1:], strict=False):
+        for (document_id, meta), start, end, is_packed_text in zip(
+            metadata, offsets, offsets[1:], packed, strict=False
+        ):
             if end > block_start + len(block):
                 rest = block[start - block_start :]
                 block = memoryview(bytes(rest) + member.read(max(TEXT_BLOCK_BYTES, end - start - len(rest))))
                 block_start = start
                 if end > block_start + len(block):
                     raise ValueError("the document texts end early")
-            text = str(block[start - block_start : end - block_start], "utf-8")
-            documents.append(Document(document_id, text, meta))
+            text = block[start - block_start : end - block_start]
+            if is_packed_text:
+                documents.append(Document.from_packed(document_id, bytes(text), meta))
+            else:
+                documents.append(Document(document_id, str(text, "utf-8"), meta))
     return documents
 
 

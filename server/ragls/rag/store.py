@@ -5,7 +5,8 @@ either the previous generation or the new one. The store holds chunks, the file 
 fingerprints and stat keys (so the walk after a restart reads only files that changed), and the
 symbols. Not the chunks' term counts: the snapshot holds the index, and loading from the rows alone
 (a snapshot behind them) tokenizes again, which kept a whole run's counts out of memory until its
-save and a third of the Linux kernel's rows off the disk.
+save and a third of the Linux kernel's rows off the disk. A chunk's text is stored as its document
+holds it (`ragls.packing`): compressed bytes in a BLOB, or plain text where that is smaller.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from ragls.model import Document, Symbol
 from ragls.rag import snapshot
 from ragls.rag.generation import Delta, FileRecord, GenerationImage, SkippedFile
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: chunk texts packed
+# Stores this version loads as they are: schema 3's rows differ only in holding every text plain, which a
+# document packs as it is made; the next save marks the store 4 (its old rows stay plain until rewritten).
+READABLE_SCHEMAS = frozenset({"3", SCHEMA_VERSION})
 STORE_FILE = "index.sqlite3"
 # Written into every store directory ragls creates: the cache directory is a setting and may hold other folders,
 # so listing and cleanup touch only directories that carry it (or a legacy store's own index) under their digest.
@@ -51,7 +55,8 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, mtime_ns INTEGER, size INTEGER, inode INTEGER,
     decoded_chars INTEGER NOT NULL, n_symbols INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, file TEXT, content TEXT NOT NULL, metadata TEXT NOT NULL);
+    id TEXT PRIMARY KEY, file TEXT, content BLOB NOT NULL, metadata TEXT NOT NULL);
+-- chunks.content: a packed text's bytes, or TEXT where it is kept plain (declared TEXT before schema 4).
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file);
 CREATE TABLE IF NOT EXISTS symbols (
     file TEXT NOT NULL, name TEXT NOT NULL, qualified TEXT NOT NULL, kind TEXT NOT NULL,
@@ -150,7 +155,7 @@ class IndexStore:
                 if not meta:
                     # Every save writes meta with its rows: a store without it was cut short or emptied.
                     raise StoreError(f"the index store {self.path} is damaged (it holds no index); rebuilding it")
-                if meta.get("schema") != SCHEMA_VERSION:
+                if meta.get("schema") not in READABLE_SCHEMAS:
                     raise StoreError(f"the index store {self.path} was made by another version of ragls; rebuilding it")
                 if meta.get("recipe") != self.recipe:
                     log.info("index store %s was made with other chunking settings; rebuilding", self.path)
@@ -318,7 +323,7 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
             (
                 _db_text(d.id),
                 _db_text(d.metadata.get("file")) if d.metadata.get("source") == "file" else None,
-                d.content,
+                d.packed_content,
                 json.dumps(dict(d.metadata)),
             )
             for d in delta.add
@@ -381,7 +386,7 @@ def _read_delta(connection: sqlite3.Connection) -> Delta:
         "SELECT id, file, content, metadata FROM chunks ORDER BY rowid"
     ):
         chunk_id = _text(chunk_id)
-        delta.add.append(Document(chunk_id, content, json.loads(metadata)))
+        delta.add.append(Document.from_packed(chunk_id, content, json.loads(metadata)))
         if file is not None:
             chunk_ids.setdefault(_text(file), []).append(chunk_id)
     for path, fingerprint, mtime_ns, size, inode, decoded_chars, n_symbols in connection.execute(

@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from ragls.index.tokenize import code_text, code_tokens, compound_terms, expand_query, seed_tokens, stem, strip_comments
+from ragls.index.tokenize import (
+    ChunkTerms,
+    TermCounts,
+    Tokenizer,
+    code_text,
+    code_tokens,
+    compound_terms,
+    counts_within,
+    expand_query,
+    name_text,
+    present,
+    searchable_text,
+    seed_tokens,
+    stem,
+    strip_comments,
+)
 
 
 @pytest.mark.parametrize(
@@ -78,3 +93,27 @@ def test_compound_terms_glue_adjacent_words_as_identifiers() -> None:
     # Stop words glue too ("not found" names `NotFound`), one-letter words do not.
     assert "notfound" in compound_terms("not found", code_tokens)
     assert compound_terms("a b", code_tokens) == []
+
+
+CHUNK = 'def parse_config(path):\n    """Read the configuration file."""\n    return load(path)  # cached\n'
+METADATA = {"file": "app/settings.py", "language": "python", "symbol": "parse_config"}
+
+
+@pytest.mark.parametrize("tokenizer", [code_tokens, seed_tokens], ids=["code", "seed"])
+def test_chunk_terms_are_each_streams_terms_as_it_would_tokenize_them(tokenizer: Tokenizer) -> None:
+    terms = ChunkTerms.of(CHUNK, METADATA, tokenizer)
+    assert terms.all == TermCounts.of(tokenizer(searchable_text(CHUNK, METADATA)))
+    assert terms.names == TermCounts.of(tokenizer(name_text(CHUNK, METADATA)))
+    assert present(terms.code) == TermCounts.of(tokenizer(code_text(CHUNK, METADATA)))
+    # The code counts share the chunk's tuple of terms, a byte a term, while they wait to be indexed.
+    assert terms.code.terms is terms.all.terms and isinstance(terms.code.counts, bytes)
+
+
+def test_counts_within_are_the_whole_itself_when_equal_and_the_part_where_it_does_not_fit() -> None:
+    whole = TermCounts.of(["a", "b", "b"])
+    assert counts_within(TermCounts.of(["a", "b", "b"]), whole) is whole
+    outside = TermCounts.of(["a", "z"])
+    assert counts_within(outside, whole) is outside
+    many = TermCounts.of(["b"] * 300)
+    assert counts_within(many, TermCounts.of(["b"] * 301)) is many
+    assert present(counts_within(TermCounts.of(["b"]), whole)) == TermCounts(("b",), (1,))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ragls import model
 from ragls.config import ChunkShape, Limits, Settings
 from ragls.errors import LimitExceeded
 from ragls.model import Progress
@@ -50,9 +51,17 @@ def test_workers_read_what_inline_reading_reads(tmp_path: Path) -> None:
         assert ahead.parallel
         for name in names:
             read = ahead.read(name, None)
-            assert read == read_and_tokenize(root, name, limits, shape, None, "code")
+            inline = read_and_tokenize(root, name, limits, shape, None, "code")
+            assert read == inline
+            # Documents come back packed as they were made, text and metadata alike.
+            assert [(d.packed_content, d.metadata) for d in read.documents] == [
+                (d.packed_content, d.metadata) for d in inline.documents
+            ]
             # Terms come back interned, as this process's tokenizer gives them: one string per term.
-            assert all(term is sys.intern(term) for counts in read.terms for term in counts.terms)
+            every_counts = [counts for chunk_terms in read.terms for counts in chunk_terms]
+            assert all(term is sys.intern(term) for counts in every_counts for term in counts.terms)
+            # Code counts within a chunk's terms still share its tuple of terms.
+            assert all(t.code is t.all or t.code.terms is t.all.terms for t in read.terms if t.code != t.all)
     finally:
         ahead.close()
 
@@ -216,3 +225,16 @@ def test_workers_end_with_a_parent_killed_with_sigkill(tmp_path: Path) -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(_alive(pid) for pid in workers), "a reading worker outlived its killed parent"
+
+
+def test_indexing_reads_no_chunk_text_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stream's terms come with the read, so no chunk is unpacked to be indexed (a search reads its own)."""
+    root = write(tmp_path / "w", FILES)
+    read_texts: list[object] = []
+    unpack = model.unpack
+    monkeypatch.setattr(model, "unpack", lambda packed: read_texts.append(packed) or unpack(packed))
+    service = RagService(root, Settings())
+    service.index_directory()
+    assert read_texts == []
+    found = service.search("handler_7", 1)[0].document
+    assert found.content == FILES[found.metadata["file"]].rstrip("\n") and read_texts

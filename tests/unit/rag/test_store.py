@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -107,6 +108,55 @@ def test_a_store_from_another_version_is_rebuilt(tmp_path: Path) -> None:
     rebuilt.index_directory()
     assert "another version" in rebuilt.take_notices()[0]
     assert rebuilt.chunk_calls == 3
+
+
+LONG_FILES = {
+    **FILES,
+    "long.py": "def delta_waves(here):\n" + "    here.measure_delta_waves(over_and_over=True)\n" * 30,
+}
+
+
+def test_the_store_keeps_packed_texts_as_bytes_and_loads_them_from_its_rows(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", LONG_FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    first.close()
+    with contextlib.closing(sqlite3.connect(store_path(str(cache), root))) as connection:
+        kinds = dict(connection.execute("SELECT id, typeof(content) FROM chunks"))
+    assert kinds["long.py#delta_waves"] == "blob" and kinds["a.py#alpha_handler"] == "text"
+    store_path(str(cache), root).parent.joinpath(SNAPSHOT_FILE).unlink()  # loaded from the rows
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert restarted.chunk_calls == 0 and restarted.take_notices() == []
+    found = restarted.search("delta waves", 1)[0].document
+    assert found.content == LONG_FILES["long.py"].rstrip("\n") and isinstance(found.packed_content, bytes)
+
+
+def test_a_store_of_schema_3_with_plain_texts_loads_without_a_rebuild(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", LONG_FILES), tmp_path / "cache"
+    first = service(root, cache)
+    first.index_directory()
+    first.close()
+    path = store_path(str(cache), root)
+    path.parent.joinpath(SNAPSHOT_FILE).unlink()  # a snapshot of schema 3 names it: never used by schema 4
+    with contextlib.closing(sqlite3.connect(path)) as connection, connection:  # as schema 3 wrote it
+        texts = {chunk_id: d.content for chunk_id, d in first.state.knowledge_base._documents.items()}
+        connection.executemany("UPDATE chunks SET content = ? WHERE id = ?", [(t, i) for i, t in texts.items()])
+        connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
+    migrated = service(root, cache)
+    migrated.index_directory()
+    assert migrated.chunk_calls == 0 and migrated.take_notices() == []
+    found = migrated.search("delta waves", 1)[0].document
+    assert found.content == texts[found.id] and isinstance(found.packed_content, bytes)  # packed as it loads
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.omega\n")
+    migrated.index_directory()
+    migrated.close()
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "4"
+    again = service(root, cache)
+    again.index_directory()
+    assert again.chunk_calls == 0 and top(again, "omega") == "a.py#alpha_handler"
+    assert again.search("delta waves", 1)[0].document.content == texts["long.py#delta_waves"]
 
 
 def test_stale_stores_are_listed_and_removed(tmp_path: Path) -> None:
@@ -236,10 +286,14 @@ def test_a_snapshot_reads_its_texts_back_whole_whatever_the_block(
     first.index_directory()
     first.close()
     expected = {d.id: d.content for d in first.state.knowledge_base._documents.values()}
+    held = {d.id: d.packed_content for d in first.state.knowledge_base._documents.values()}
     monkeypatch.setattr(snapshot_module, "TEXT_BLOCK_BYTES", block_bytes)
     image = stored_image(service(root, cache))
     assert image is not None
     assert {d.id: d.content for d in image.documents} == expected
+    # Texts come back as they were held, packed ones packed: a restart compresses nothing again.
+    assert {d.id: d.packed_content for d in image.documents} == held
+    assert any(isinstance(text, bytes) for text in held.values()) and any(isinstance(t, str) for t in held.values())
 
 
 @pytest.mark.usefixtures("quick_snapshots")
