@@ -171,9 +171,7 @@ class BM25Stream:
         n_documents = postings.n_alive
         if n_documents == 0 or not terms:
             return None
-        lengths = postings.lengths()
-        average_length = max(postings.total_length / n_documents, 1e-9)
-        normalizer = self.k1 * (1.0 - self.b + self.b * lengths / average_length)
+        normalizer = postings.bm25_normalizer(self.k1, self.b)
         scores = np.zeros(postings.n_slots, dtype=np.float32)
         for term in terms:
             entry = postings.term_postings(term)
@@ -182,7 +180,7 @@ class BM25Stream:
             slots, frequencies, document_frequency = entry
             idf = math.log(1.0 + (n_documents - document_frequency + 0.5) / (document_frequency + 0.5))
             scores[slots] += idf * frequencies * (self.k1 + 1.0) / (frequencies + normalizer[slots])
-        scores[~postings.alive()] = 0.0
+        scores[postings.dead_slots()] = 0.0
         return scores
 
     def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:

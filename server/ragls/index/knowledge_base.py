@@ -129,7 +129,7 @@ class InMemoryKnowledgeBase:
             if query_norm == 0.0:
                 return []
             scores /= postings.log_norms() * math.sqrt(query_norm)
-            scores[~postings.alive()] = 0.0
+            scores[postings.dead_slots()] = 0.0
             return top_results(scores, postings.documents, top_k, filters)
 
     def search_by_embedding(

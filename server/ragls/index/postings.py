@@ -106,6 +106,9 @@ class Postings:
         self._indexed_end = 0
         self.total_length = 0.0
         self.n_dead = 0
+        # What every query of an unchanged index computes alike, kept with what it was computed from.
+        self._normalizer_memo: tuple[np.ndarray, tuple[float, int, float, float], np.ndarray] | None = None
+        self._dead_memo: tuple[bytearray, tuple[int, int], np.ndarray] | None = None
 
     @property
     def n_alive(self) -> int:
@@ -297,6 +300,30 @@ class Postings:
 
     def alive(self) -> np.ndarray:
         return np.frombuffer(self._alive, dtype=bool).copy()
+
+    def dead_slots(self) -> np.ndarray:
+        """The slots of removed documents, whose scores every ranking zeroes: computed once per change, not per
+        query (a copy and a negation of 865,000 flags on the Linux kernel, for each stream)."""
+        key = (len(self._alive), self.n_dead)
+        memo = self._dead_memo
+        if memo is not None and memo[0] is self._alive and memo[1] == key:
+            return memo[2]
+        dead = np.flatnonzero(np.frombuffer(self._alive, dtype=np.uint8) == 0)
+        self._dead_memo = (self._alive, key, dead)
+        return dead
+
+    def bm25_normalizer(self, k1: float, b: float) -> np.ndarray:
+        """k1 * (1 - b + b * length / average length) for every slot: the same for every query until the
+        index changes (1.3 ms a stream a query on the Linux kernel). Lengths are only ever replaced, never
+        written in place, so the array's identity and the totals say when it is stale."""
+        key = (self.total_length, self.n_alive, k1, b)
+        memo = self._normalizer_memo
+        if memo is not None and memo[0] is self._lengths and memo[1] == key:
+            return memo[2]
+        average_length = max(self.total_length / max(self.n_alive, 1), 1e-9)
+        normalizer = k1 * (1.0 - b + b * self._lengths / average_length)
+        self._normalizer_memo = (self._lengths, key, normalizer)
+        return normalizer
 
     # ------------------------------------------------------------------ saving
 

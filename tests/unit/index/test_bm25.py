@@ -65,6 +65,35 @@ def test_scores_match_reference_after_removals_and_replacements() -> None:
     assert len(stream) == len(live)
 
 
+def test_scores_kept_between_queries_follow_every_change() -> None:
+    """The length normalizer and the dead slots are kept between queries: each change must renew them."""
+    docs = documents()
+    stream = BM25Stream()
+    stream.add_documents(docs)
+    terms = code_tokens("pool connection token job")
+    live = list(docs)
+    changes = [
+        (["d2"], []),  # a removal
+        ([], [Document("d9", "def submit(job): queue.put(job) token token", {"file": "jobs.py"})]),  # an addition
+        (["d0"], [Document("d0", "def check(token): return pool", {"file": "auth.py"})]),  # a replacement
+    ]
+    for remove, add in changes:
+        assert stream.scores(terms) is not None  # fills what is kept
+        stream.replace_documents(remove, add)
+        live = [d for d in live if d.id not in remove] + add
+        reference = LuceneIdfBM25([code_tokens(searchable_text(d.content, d.metadata)) for d in live], k1=K1, b=B)
+        ours = stream.scores(terms)
+        assert ours is not None
+        slots = [stream._postings.slot_of[d.id] for d in live]
+        np.testing.assert_allclose(ours[slots], reference.get_scores(terms), rtol=1e-5, atol=1e-6)
+        dead = sorted(set(range(len(ours))) - set(slots))
+        assert not np.any(ours[dead])
+    stream._postings.rebuild()
+    ours = stream.scores(terms)
+    assert ours is not None and len(ours) == len(live)
+    np.testing.assert_allclose(sorted(ours), sorted(reference.get_scores(terms)), rtol=1e-5, atol=1e-6)
+
+
 def test_search_ranks_filters_and_expands_synonyms() -> None:
     stream = BM25Stream()
     stream.add_documents(documents())
