@@ -253,14 +253,12 @@ class Postings:
         first, last = int(offsets[0]), int(offsets[-1])
         if first == last:
             return
-        terms = self._forward_terms.values()[first:last]
-        order = np.argsort(terms, kind="stable")
-        sorted_terms = terms[order]
+        order, run_starts, run_terms = _term_runs(self._forward_terms.values()[first:last])
         slots = np.repeat(np.arange(start, end, dtype=np.int64), np.diff(offsets))[order].tolist()
         counts = self._forward_counts.values()[first:last][order].tolist()
-        bounds = [0, *(np.flatnonzero(sorted_terms[1:] != sorted_terms[:-1]) + 1).tolist(), len(order)]
+        bounds = [*run_starts.tolist(), len(order)]
         tail = self._tail
-        for term_id, run_start, run_end in zip(sorted_terms[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False):
+        for term_id, run_start, run_end in zip(run_terms.tolist(), bounds, bounds[1:], strict=False):
             entry = tail.get(term_id)
             if entry is None:
                 entry = tail[term_id] = ([], [])
@@ -421,14 +419,7 @@ def inverted(
         start, end = int(offsets[first]), int(offsets[last])
         if start == end:
             continue
-        order = np.argsort(terms[start:end], kind="stable")
-        sorted_terms = terms[start:end][order]
-        boundaries = np.empty(len(order), dtype=bool)
-        boundaries[0] = True
-        np.not_equal(sorted_terms[1:], sorted_terms[:-1], out=boundaries[1:])
-        run_starts = np.flatnonzero(boundaries)
-        run_terms = sorted_terms[run_starts]
-        del boundaries, sorted_terms
+        order, run_starts, run_terms = _term_runs(terms[start:end])
         run_lengths = np.diff(run_starts, append=len(order))
         # The i-th posting of the sorted range goes to its term's cursor plus its place in the term's run.
         destinations = np.arange(len(order), dtype=np.int64)
@@ -438,6 +429,18 @@ def inverted(
         base_counts[destinations] = counts[start:end][order]
         cursor[run_terms] += run_lengths
     return frequency, base_offsets, base_slots, base_counts
+
+
+def _term_runs(terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A stable sort of postings by term (`order`, so each term keeps its slots in order), where each term's
+    run starts in the sorted postings, and the term of each run. `terms` must not be empty."""
+    order = np.argsort(terms, kind="stable")
+    sorted_terms = terms[order]
+    boundaries = np.empty(len(order), dtype=bool)
+    boundaries[0] = True
+    np.not_equal(sorted_terms[1:], sorted_terms[:-1], out=boundaries[1:])
+    run_starts = np.flatnonzero(boundaries)
+    return order, run_starts, sorted_terms[run_starts]
 
 
 def _slot_ranges(offsets: np.ndarray, chunk: int) -> list[tuple[int, int]]:
