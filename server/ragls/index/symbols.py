@@ -179,7 +179,6 @@ class _Flat:
     """Symbols with what matching needs, joined from their files' columns, and which of them are still live."""
 
     symbols: list[Symbol]
-    files: list[str]
     names: list[str]
     qualified: list[str]
     haystacks: list[str]
@@ -218,7 +217,6 @@ class _Flat:
         spans = {file: (end - size, end) for file, end, size in zip(files, ends, per_file.tolist(), strict=True)}
         return _Flat(
             symbols,
-            files,
             names,
             qualified,
             haystacks,
@@ -264,7 +262,7 @@ class _Flat:
         for match_class, sorted_texts in ((PREFIX, self.by_name), (QUALIFIED_PREFIX, self.by_qualified)):
             wanted = limit - len(taken)
             if wanted > 0:
-                candidates = self._first_by_rank(sorted_texts.starting(needle), wanted + len(taken))
+                candidates = self._by_rank(sorted_texts.starting(needle), wanted + len(taken))
                 by_class[match_class] = _first(wanted, iter(candidates), taken)
         found = len(taken)
         if found < limit:  # every exact and prefix match is in `taken`
@@ -288,15 +286,10 @@ class _Flat:
             return indices[:limit].tolist()
         return indices[self.alive[indices]][:limit].tolist()
 
-    def _by_rank(self, indices: np.ndarray) -> list[int]:
-        """The live ones of `indices`, in rank order."""
+    def _by_rank(self, indices: np.ndarray, count: int | None = None) -> list[int]:
+        """The live ones of `indices` in rank order; with `count`, only the first `count` (only those are sorted)."""
         indices = indices[self.alive[indices]]
-        return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
-
-    def _first_by_rank(self, indices: np.ndarray, count: int) -> list[int]:
-        """The `count` live ones of `indices` first in rank order, in that order (only those are sorted)."""
-        indices = indices[self.alive[indices]]
-        if len(indices) > count:
+        if count is not None and len(indices) > count:
             indices = indices[np.argpartition(self.rank[indices], count - 1)[:count]]
         return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
 
@@ -308,7 +301,7 @@ class _Flat:
             matches = _in_order(needle)
             haystacks = self.haystacks
             indices = np.array([i for i in indices.tolist() if matches(haystacks[i])], dtype=np.int64)
-        return indices[np.argsort(self.rank[indices], kind="stable")].tolist()
+        return self._by_rank(indices)
 
     def entry(self, index: int) -> _Entry:
         entry = self.entries[index]
