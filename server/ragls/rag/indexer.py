@@ -110,7 +110,7 @@ class Indexer:
         staging = _Staging(track_changes=True)
         paths = sorted(set(rel_paths))
         # A branch switch changes thousands of files: those that are plain files are read ahead as a full run's.
-        reader = self._read_ahead(state, [rel_path for rel_path in paths if self._is_indexable_file(rel_path)])
+        reader = self._read_ahead(state, [rel_path for rel_path in paths if self._path_kind(rel_path) == "file"])
         try:
             for rel_path in paths:
                 self._stage_path(state, rel_path, staging, reader)
@@ -141,31 +141,34 @@ class Indexer:
         if report.ignore_warnings:
             report.skipped["ignoreFileTruncated"] = len(report.ignore_warnings)
 
-    def _is_indexable_file(self, rel_path: str) -> bool:
-        """Whether `_stage_path` stages this path as one file (not an ignore file, a folder or a removal)."""
-        name = rel_path.rsplit("/", 1)[-1]
-        if name in IGNORE_FILE_NAMES or is_editor_temp_file(name):
-            return False
-        path = self.root / rel_path
-        return path.is_file() and not path.is_symlink() and self.rules.path_reason(rel_path) is None
-
-    def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging, reader: ReadAhead | None = None) -> None:
+    def _path_kind(self, rel_path: str) -> str:
+        """What a changed path is to `_stage_path`: an ignore file, an editor's temporary file, a folder, gone
+        (missing, a symlink or ignored now), or a file to stage; the read-ahead plans only the last."""
         name = rel_path.rsplit("/", 1)[-1]
         if name in IGNORE_FILE_NAMES:
-            self._stage_ignore_change(state, rel_path, staging)
-            return
+            return "ignore file"
         if is_editor_temp_file(name):
-            return
+            return "temporary"
         path = self.root / rel_path
         if path.is_dir() and not path.is_symlink():
+            return "folder"
+        if not path.exists() or path.is_symlink() or self.rules.path_reason(rel_path) is not None:
+            return "gone"
+        return "file"
+
+    def _stage_path(self, state: IndexState, rel_path: str, staging: _Staging, reader: ReadAhead | None = None) -> None:
+        kind = self._path_kind(rel_path)
+        if kind == "ignore file":
+            self._stage_ignore_change(state, rel_path, staging)
+        elif kind == "folder":
             self._stage_subtree(state, rel_path, staging)
-        elif not path.exists() or path.is_symlink() or self.rules.path_reason(rel_path) is not None:
+        elif kind == "gone":
             was_file = rel_path in state.files or rel_path in state.skipped_files
             self._stage_removal(state, rel_path, staging)
             if not was_file:  # a folder went away: its files go with it (one scan per folder, none per file)
                 for file in [f for f in state.files if f.startswith(rel_path + "/")]:
                     self._stage_removal(state, file, staging)
-        else:
+        elif kind == "file":
             self._stage_file(state, rel_path, staging, reader)
 
     def _stage_ignore_change(self, state: IndexState, rel_path: str, staging: _Staging) -> None:
