@@ -1,10 +1,11 @@
 """A numpy column that grows at its end, whose views of what it held stay valid: no copy to save or to stage.
 
 The forward index of every stream is a few of these. Appends write only past the end, so a view taken
-earlier (a snapshot being written) never sees them change; a fork shares the buffer up to its end, so its
-first append moves it to a buffer of its own. Copying an index for a staged commit, exporting it for a
-snapshot and adopting a loaded snapshot's arrays are so all free, where `array.array` copied each time
-(three streams' forward arrays, eight bytes a posting).
+earlier (a snapshot being written) never sees them change. A fork shares the buffer and its room: the first
+of the column and its forks to append past their common end claims that room and writes in place, and any
+other that appends later moves to a buffer of its own. A staged commit so copies nothing, however large the
+index (the Linux kernel's forward arrays are over a gigabyte), and neither do a snapshot's export and the
+adoption of a loaded snapshot's arrays.
 """
 
 from __future__ import annotations
@@ -17,50 +18,85 @@ GROWTH = 1.25  # at most a fifth of a column unused; appends stay amortized O(1)
 MIN_CAPACITY = 256
 
 
+class _Buffer:
+    """An array and how much of it has been written: past `written`, the room is free to claim."""
+
+    __slots__ = ("array", "written")
+
+    def __init__(self, array: np.ndarray, written: int) -> None:
+        self.array = array
+        self.written = written
+
+
 class Column:
     """Values of one dtype; `values()` is a read-only view of them as they are now."""
 
-    __slots__ = ("_data", "_size")
+    __slots__ = ("_buffer", "_size")
 
     def __init__(self, dtype: np.dtype | type, values: np.ndarray | Sequence[float] = ()) -> None:
-        self._data = np.asarray(values, dtype=dtype)
-        self._size = len(self._data)
+        data = np.asarray(values, dtype=dtype)
+        self._buffer = _Buffer(data, len(data))
+        self._size = len(data)
 
     @classmethod
-    def adopt(cls, values: np.ndarray) -> Column:
-        """A column over an array nobody writes to (a loaded snapshot's, a rebuild's result), without a copy."""
+    def adopt(cls, values: np.ndarray, size: int | None = None) -> Column:
+        """A column over an array nobody else writes to (a loaded snapshot's, a rebuild's result), without a copy.
+
+        With `size`, the column holds the array's first `size` values and the rest is its room to grow into (a
+        snapshot's arrays are read with room, so the first edit after a restart copies nothing).
+        """
+        held = len(values) if size is None else size
+        if not 0 <= held <= len(values):
+            raise ValueError(f"a column of {len(values)} values cannot hold {held}")
         column = cls.__new__(cls)
-        column._data, column._size = values, len(values)
+        column._buffer, column._size = _Buffer(values, held), held
         return column
 
     def __len__(self) -> int:
         return self._size
 
+    @property
+    def capacity(self) -> int:
+        """How many values the buffer holds room for (what this column could reach without moving)."""
+        return len(self._buffer.array)
+
     def values(self) -> np.ndarray:
-        view = self._data[: self._size]
+        view = self._buffer.array[: self._size]
         view.flags.writeable = False
         return view
 
     def fork(self) -> Column:
-        """An independent column with the same values; neither ever writes where the other reads."""
-        return Column.adopt(self._data[: self._size])
+        """An independent column with the same values, sharing the buffer: neither ever writes where the other
+        reads (see the module docstring)."""
+        column = Column.__new__(Column)
+        column._buffer, column._size = self._buffer, self._size
+        return column
 
     def append(self, value: float) -> None:
         self._reserve(self._size + 1)
-        self._data[self._size] = value
-        self._size += 1
+        self._buffer.array[self._size] = value
+        self._grow_to(self._size + 1)
 
     def extend(self, values: Sequence[float] | np.ndarray) -> None:
         end = self._size + len(values)
         self._reserve(end)
-        self._data[self._size : end] = values
-        self._size = end
+        self._buffer.array[self._size : end] = values
+        self._grow_to(end)
 
-    def _reserve(self, size: int) -> None:
-        """Room for `size` values. A buffer that ends at the column's end (adopted, forked) is never written
-        past: the first append moves to a new one, so what others view of it never changes."""
-        if size <= len(self._data):
+    def reserve(self, size: int) -> None:
+        """Room for `size` values now, so that the appends up to there neither copy nor move (done where a copy
+        costs nothing to wait for: after a load, before the first edit)."""
+        self._reserve(size, exact=True)
+
+    def _grow_to(self, size: int) -> None:
+        self._size = self._buffer.written = size
+
+    def _reserve(self, size: int, exact: bool = False) -> None:
+        """Room for `size` values in a buffer that nobody else has written past this column's end."""
+        buffer = self._buffer
+        if size <= len(buffer.array) and buffer.written == self._size:
             return
-        grown = np.empty(max(size, int(self._size * GROWTH), MIN_CAPACITY), dtype=self._data.dtype)
-        grown[: self._size] = self._data[: self._size]
-        self._data = grown
+        capacity = size if exact else max(size, int(self._size * GROWTH), MIN_CAPACITY)
+        grown = np.empty(max(capacity, self._size), dtype=buffer.array.dtype)
+        grown[: self._size] = buffer.array[: self._size]
+        self._buffer = _Buffer(grown, self._size)

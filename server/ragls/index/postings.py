@@ -22,6 +22,9 @@ _TAIL_MIN_POSTINGS = 4096
 _TAIL_SHARE = 0.25
 _COMPACT_MIN_DEAD = 2048
 _COMPACT_DEAD_SHARE = 0.3
+# Document frequencies are counted over the whole vocabulary (bincount) when the new postings are at least an
+# eighth of it, else term by term where they are (a one-file edit of the Linux kernel: 5.6 million terms).
+_BINCOUNT_SHARE = 8
 # A rebuild sorts this many postings at a time (about 30 bytes of temporaries each) and counts terms over this
 # many (8 bytes each), whatever the size of the index.
 SORT_CHUNK_POSTINGS = 1 << 18
@@ -237,13 +240,26 @@ class Postings:
         norms[norms == 0.0] = 1.0
         self._lengths = np.concatenate([self._lengths, lengths.astype(np.float32)])
         self._norms = np.concatenate([self._norms, norms.astype(np.float32)])
-        n_terms = len(self.vocabulary)
         live_terms = terms[np.repeat(alive, np.diff(offsets))]
-        frequency = np.bincount(live_terms, minlength=n_terms).astype(np.int32)
-        frequency[: len(self._document_frequency)] += self._document_frequency
-        self._document_frequency = frequency
+        self._count_documents(live_terms)
         self.total_length += float(lengths[alive].sum())
         self._indexed_end = end
+
+    def _count_documents(self, terms: np.ndarray) -> None:
+        """Add one to the document frequency of each term (a document's terms are distinct), growing the counts
+        to the vocabulary. An edit's few thousand terms are counted where they are, not over every term."""
+        n_terms = len(self.vocabulary)
+        if len(terms) * _BINCOUNT_SHARE >= n_terms:
+            frequency = np.bincount(terms, minlength=n_terms).astype(np.int32)
+            frequency[: len(self._document_frequency)] += self._document_frequency
+            self._document_frequency = frequency
+            return
+        if len(self._document_frequency) < n_terms:
+            grown = np.zeros(n_terms, dtype=np.int32)
+            grown[: len(self._document_frequency)] = self._document_frequency
+            self._document_frequency = grown
+        found, counts = np.unique(terms, return_counts=True)
+        self._document_frequency[found] += counts.astype(np.int32)
 
     def _extend_tail(self, start: int, end: int) -> None:
         """Append the postings of slots `[start, end)` to the tail, term by term (a stable sort by term keeps
@@ -360,9 +376,12 @@ class Postings:
         postings.owns_vocabulary = self.owns_vocabulary
         postings.documents = list(documents)
         postings.slot_of = {d.id: slot for slot, d in enumerate(postings.documents) if d is not None}
-        postings._forward_offsets = _column(np.int64, arrays["forward_offsets"])
-        postings._forward_terms = _column(np.int32, arrays["forward_terms"])
-        postings._forward_counts = _column(np.float32, arrays["forward_counts"])
+        # A forward array may run past what it holds (offsets: a slot and one; terms and counts: the last
+        # offset): the rest is room for the appends of later edits.
+        postings._forward_offsets = _column(np.int64, arrays["forward_offsets"], len(documents) + 1)
+        held = int(postings._forward_offsets.values()[-1])
+        postings._forward_terms = _column(np.int32, arrays["forward_terms"], held)
+        postings._forward_counts = _column(np.float32, arrays["forward_counts"], held)
         postings._alive = bytearray(np.ascontiguousarray(arrays["alive"], dtype=np.int8).tobytes())
         postings._lengths = arrays["lengths"].astype(np.float32, copy=False)
         postings._norms = arrays["norms"].astype(np.float32, copy=False)
@@ -455,11 +474,14 @@ def _slot_ranges(offsets: np.ndarray, chunk: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _column(dtype: type, values: np.ndarray) -> Column:
-    """A saved array as a growable column, without a copy where it already has the column's type."""
+def _column(dtype: type, values: np.ndarray, size: int) -> Column:
+    """A saved array as a growable column of its first `size` values, the rest its room, without a copy where
+    it already has the column's type."""
     if values.ndim != 1:
         raise ValueError("a saved index array is not flat")
-    return Column.adopt(np.ascontiguousarray(values, dtype=dtype))
+    if size > len(values):
+        raise ValueError("the saved index arrays do not fit together")
+    return Column.adopt(np.ascontiguousarray(values, dtype=dtype), size)
 
 
 def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import time
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
+# The forward arrays of every index, read with room for the appends of later edits (`_read_with_room`).
+GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
+ROOM_SHARE = 16
+ROOM_MIN = 4096
 FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
 
 
@@ -120,7 +124,8 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
     for name in archive.namelist():
         if name.endswith(".npy"):
             with archive.open(name) as member:
-                arrays[name[: -len(".npy")]] = np.lib.format.read_array(member, allow_pickle=False)
+                grows = name.rsplit(".", 2)[-2] in GROWING_ARRAYS
+                arrays[name[: -len(".npy")]] = _read_with_room(member) if grows else _read_array(member)
     offsets = arrays["text_offsets"].tolist()
     metadata = json.loads(archive.read("documents.json"))
     if len(offsets) != len(metadata) + 1 or offsets[-1] != archive.getinfo("text.bin").file_size:
@@ -150,6 +155,30 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         code,
         arrays["code_slots"] if code else None,
     )
+
+
+def _read_array(member: IO[bytes]) -> np.ndarray:
+    return np.lib.format.read_array(member, allow_pickle=False)
+
+
+def _read_with_room(member: IO[bytes]) -> np.ndarray:
+    """A flat array read into a buffer a sixteenth longer: an index takes the rest as room for later edits
+    (`Postings.load`), so the first edit after a restart need not copy a gigabyte of forward postings."""
+    version = np.lib.format.read_magic(member)
+    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _fortran_order, dtype = header(member)  # a flat array reads the same in either order
+    if len(shape) != 1 or dtype.hasobject:
+        raise ValueError("a growing index array is not a flat array of numbers")
+    (length,) = shape
+    buffer = np.empty(length + max(length // ROOM_SHARE, ROOM_MIN), dtype=dtype)
+    view = buffer[:length].data.cast("B")
+    filled = 0
+    while filled < len(view):
+        read = member.readinto(view[filled:])  # type: ignore[attr-defined]
+        if not read:
+            raise ValueError("a saved index array ends early")
+        filled += read
+    return buffer
 
 
 def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:

@@ -37,3 +37,29 @@ def test_an_adopted_array_is_not_copied_and_never_written() -> None:
     assert np.shares_memory(column.values(), saved)
     column.extend(np.array([5, 6]))
     assert saved.tolist() == [0, 1, 2, 3, 4] and column.values().tolist() == list(range(7))
+
+
+def test_the_first_fork_to_append_writes_in_place_and_the_next_one_moves() -> None:
+    column = Column(np.int32)
+    column.extend(np.arange(100))
+    staged = column.fork()
+    staged.append(100)  # the room past the end is free: claimed without a copy
+    assert np.shares_memory(staged.values(), column.values())
+    other = column.fork()
+    other.append(-1)  # staged has written past column's end: this one must move
+    assert not np.shares_memory(other.values(), column.values())
+    column.append(-2)  # and so must the column itself
+    assert staged.values()[-2:].tolist() == [99, 100]
+    assert other.values()[-2:].tolist() == [99, -1]
+    assert column.values()[-2:].tolist() == [99, -2]
+    assert len(column) == len(other) == len(staged) == 101
+
+
+def test_reserved_room_takes_appends_without_moving() -> None:
+    column = Column.adopt(np.arange(10, dtype=np.int64))
+    column.reserve(20)
+    assert column.capacity == 20
+    before = column.values()
+    column.extend(np.arange(10, 20))
+    assert np.shares_memory(before, column.values()) and column.values().tolist() == list(range(20))
+    assert before.tolist() == list(range(10))

@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from ragls.index import postings as postings_module
 from ragls.index.postings import Postings, inverted
 from ragls.model import Document
 
@@ -45,8 +46,12 @@ def _fresh(documents: dict[str, tuple[Document, list[str]]]) -> Postings:
     return postings
 
 
+@pytest.mark.parametrize("bincount_share", [0, 8, 10**9])  # count term by term, as shipped, over the vocabulary
 @pytest.mark.parametrize("seed", range(8))
-def test_incremental_changes_answer_like_a_fresh_build(seed: int) -> None:
+def test_incremental_changes_answer_like_a_fresh_build(
+    seed: int, bincount_share: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postings_module, "_BINCOUNT_SHARE", bincount_share)
     rng = random.Random(seed)
     live: dict[str, tuple[Document, list[str]]] = {}
     postings = Postings()

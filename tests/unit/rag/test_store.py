@@ -409,6 +409,24 @@ def test_a_snapshot_written_after_an_edit_loads_and_answers_the_same(tmp_path: P
     assert [*_answers(restarted), top(restarted, "zeppelin")] == expected
 
 
+def test_the_first_edit_after_a_restart_appends_into_the_loaded_arrays(tmp_path: Path) -> None:
+    """A snapshot's forward postings are read with room: the edit writes past them instead of copying them."""
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    indexed_and_closed(root, cache)
+    restarted = service(root, cache)
+    restarted.index_directory()
+    postings = restarted.state.knowledge_base.shared_index()[0]
+    columns = (postings._forward_offsets, postings._forward_terms, postings._forward_counts)
+    assert all(column.capacity > len(column) for column in columns)
+    loaded = [column.values() for column in columns]
+    (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
+    restarted.update_paths(["a.py"])
+    assert top(restarted, "zeppelin") == "a.py#alpha_handler"
+    assert all(np.shares_memory(view, column.values()) for view, column in zip(loaded, columns, strict=True))
+    assert all(len(view) < len(column) for view, column in zip(loaded, columns, strict=True))
+    restarted.close()
+
+
 def test_edits_are_searchable_while_an_earlier_save_is_still_running(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     session = service(root, cache)
