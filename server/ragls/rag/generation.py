@@ -165,11 +165,23 @@ class IndexState:
         self.code = code
         self.stores: list[DocumentStore] = [s for s in (knowledge_base, bm25, names, code, vectors) if s is not None]
         self.symbols = SymbolIndex()
-        self.files: dict[str, FileRecord] = {}
+        self._files: dict[str, FileRecord] = {}
+        self.decoded_chars = 0  # the sum over `files`, kept as they change: an edit's limit check is not O(files)
         self.skipped_files: dict[str, SkippedFile] = {}
         self.generation = 0
         self.last_committed_at: str | None = None
         self.lock = ReadWriteLock()
+
+    @property
+    def files(self) -> dict[str, FileRecord]:
+        """The file table: path -> what its chunks were made from. Changed by `commit`, `install` and `clear`;
+        a caller that sets a table of its own (a publish's plan) sets the whole of it."""
+        return self._files
+
+    @files.setter
+    def files(self, files: dict[str, FileRecord]) -> None:
+        self._files = files
+        self.decoded_chars = sum(record.decoded_chars for record in files.values())
 
     def commit(self, delta: Delta, count_generation: bool = True) -> None:
         """Apply a delta to every store atomically; on failure, undo what was applied and re-raise.
@@ -200,8 +212,11 @@ class IndexState:
                 install()
             self.symbols.replace_files([*delta.removed_files, *delta.symbol_files], delta.symbols)
             for file in delta.removed_files:
-                self.files.pop(file, None)
-            self.files.update(delta.records)
+                self._forget_file(file)
+            for file, record in delta.records.items():
+                self._forget_file(file)
+                self._files[file] = record
+                self.decoded_chars += record.decoded_chars
             for file, skipped in delta.skipped.items():
                 if skipped is None:
                     self.skipped_files.pop(file, None)
@@ -274,12 +289,17 @@ class IndexState:
             self.generation = image.generation
             self.last_committed_at = image.committed_at
 
+    def _forget_file(self, file: str) -> None:
+        record = self._files.pop(file, None)
+        if record is not None:
+            self.decoded_chars -= record.decoded_chars
+
     def clear(self) -> None:
         with self.lock.writing():
             for store in self.stores:
                 store.clear()
             self.symbols.clear()
-            self.files.clear()
+            self.files = {}
             self.skipped_files.clear()
             self.generation = 0
             self.last_committed_at = None

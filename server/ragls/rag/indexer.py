@@ -117,7 +117,8 @@ class Indexer:
         finally:
             reader.close()
         touched = set(staging.delta.records) | set(staging.delta.removed_files)
-        untouched = sum(r.decoded_chars for path, r in state.files.items() if path not in touched)
+        files = state.files
+        untouched = state.decoded_chars - sum(files[path].decoded_chars for path in touched if path in files)
         self._check_decoded_chars(staging.decoded_chars + untouched, "after the change")
         new_files = (
             len(state.files)

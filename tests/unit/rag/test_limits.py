@@ -85,3 +85,21 @@ def test_a_folder_whose_gitignore_ignores_everything_is_reported(tmp_path: Path)
     (tmp_path / ".gitignore").write_text("/*\n!*.py\n", encoding="utf-8")
     service.index_directory()
     assert service.status().files == 2 and service.take_notices() == []
+
+
+def test_an_edit_that_crosses_the_decoded_budget_is_refused_and_the_total_follows_every_change(tmp_path: Path) -> None:
+    first_chars = sum(len(text) for text in FIRST.values())
+    budget = first_chars + 2 * len(NEW["c0.py"])
+    service = RagService(write(tmp_path, FIRST), Settings(limits=replace(Limits(), max_decoded_bytes=budget)))
+    service.index_directory()
+    assert service.state.decoded_chars == first_chars
+    write(tmp_path, {"c0.py": NEW["c0.py"], "a.py": "def alpha(x):\n    return x\n"})
+    service.update_paths(["c0.py", "a.py"])
+    (tmp_path / "b.py").unlink()
+    service.update_paths(["b.py"])
+    expected = sum(record.decoded_chars for record in service.state.files.values())
+    assert service.state.decoded_chars == expected == len("def alpha(x):\n    return x\n") + len(NEW["c0.py"])
+    write(tmp_path, {"big.py": "x = 1\n" * budget})
+    with pytest.raises(LimitExceeded, match="after the change"):
+        service.update_paths(["big.py"])
+    assert service.state.decoded_chars == expected and "big.py" not in service.state.files
