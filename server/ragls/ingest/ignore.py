@@ -38,6 +38,9 @@ class IgnoreSource:
 class _DirectoryRules:
     directory: str
     patterns: tuple[Pattern, ...]
+    # Every pattern in one alternation: most paths match none, and one search says so (the Linux kernel's walk
+    # asked 9.2 million pattern searches of 92,000 paths). None where the patterns do not combine.
+    any_pattern: re.Pattern[bytes] | None = None
 
 
 class IgnoreRules:
@@ -72,6 +75,8 @@ class IgnoreRules:
             if rules is None:
                 continue
             relative = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            if rules.any_pattern is not None and rules.any_pattern.search(path_bytes(relative)) is None:
+                continue
             verdict = _own_verdict(rules.patterns, relative)
             if verdict is not None:
                 return bool(verdict)
@@ -121,7 +126,7 @@ class IgnoreRules:
             if warning is not None:
                 self._warnings[display] = warning
             patterns.extend(p for p in map(compile_line, lines) if p is not None)
-        return _DirectoryRules(directory, tuple(patterns)) if patterns else None
+        return _DirectoryRules(directory, tuple(patterns), _any_of(patterns)) if patterns else None
 
 
 def ignore_sources(root: Path, directory: str) -> list[tuple[Path, str]]:
@@ -184,6 +189,16 @@ def _own_verdict(patterns: Sequence[Pattern], relative: str) -> bool | None:
             continue  # `src/**` matched only the slash marking `src/` a directory: it names what is below
         verdict = pattern.include
     return verdict
+
+
+def _any_of(patterns: Sequence[Pattern]) -> re.Pattern[bytes] | None:
+    """One regex that matches where any of the patterns does (their directory marks dropped: a name may not
+    repeat), or None where they do not combine."""
+    mark = f"(?P<{_DIR_MARK}>".encode()
+    try:
+        return re.compile(b"|".join(b"(?:" + p.regex.pattern.replace(mark, b"(?:") + b")" for p in patterns))
+    except re.error:
+        return None
 
 
 @functools.lru_cache(maxsize=4096)

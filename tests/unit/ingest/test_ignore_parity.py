@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from ragls.config import Limits
+from ragls.ingest.ignore import IgnoreRules
+from ragls.ingest.patterns import path_bytes
 from ragls.ingest.walk import walk
 from tests.git_env import isolated_git_env
 
@@ -239,3 +241,31 @@ GENERATED_SEEDS = range(40)
 @pytest.mark.parametrize("seed", GENERATED_SEEDS)
 def test_generated_tree_matches_git(tmp_path: Path, seed: int) -> None:
     check(tmp_path, _random_tree(random.Random(seed)))
+
+
+def test_an_ignore_file_is_first_asked_as_one_alternation_that_agrees_with_its_lines(tmp_path: Path) -> None:
+    """The walk asks one regex of every pattern before the lines one by one: it must combine, and match exactly
+    the paths some line matches (directory marks and negations included)."""
+    lines = ["*.o", "build/", "!keep.o", "/top-only", "docs/**/*.tmp", "*/", "a?c", "[ab]*.log", "\\!literal"]
+    (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rules = IgnoreRules(tmp_path).rules_for("")
+    assert rules is not None and rules.any_pattern is not None
+    paths = [
+        "x.o",
+        "keep.o",
+        "build/",
+        "src/build/",
+        "top-only",
+        "sub/top-only",
+        "docs/a/b.tmp",
+        "src/",
+        "abc",
+        "b.log",
+        "c.log",
+        "!literal",
+        "plain.txt",
+        "docs/readme.md",
+    ]
+    for path in paths:
+        each = any(pattern.regex.search(path_bytes(path)) for pattern in rules.patterns)
+        assert (rules.any_pattern.search(path_bytes(path)) is not None) == each, path
