@@ -16,6 +16,15 @@ import numpy as np
 
 GROWTH = 1.25  # at most a fifth of a column unused; appends stay amortized O(1)
 MIN_CAPACITY = 256
+# The room an array made or read whole (a rebuild's, a loaded snapshot's) is given past its values, so that the
+# edits after it append without moving a forward index of a gigabyte.
+ROOM_SHARE = 16
+ROOM_MIN = 4096
+
+
+def room_for(size: int) -> int:
+    """How many values of room to leave past `size` values made or read at once."""
+    return max(size // ROOM_SHARE, ROOM_MIN)
 
 
 class _Buffer:

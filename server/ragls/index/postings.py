@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ragls.index.columns import Column
+from ragls.index.columns import Column, room_for
 from ragls.index.tokenize import TermCounts, join_terms, split_terms
 from ragls.model import Document
 
@@ -198,16 +198,16 @@ class Postings:
         if self.n_dead:
             alive = self.alive()
             keep = np.repeat(alive, sizes)
-            terms, counts, sizes = terms[keep], counts[keep], sizes[alive]
+            self._forward_terms, self._forward_counts = _kept(terms, keep), _kept(counts, keep)
+            terms, counts, sizes = self._forward_terms.values(), self._forward_counts.values(), sizes[alive]
             del keep
             live = [document for document in self.documents if document is not None]
             self.slot_of = {document.id: slot for slot, document in enumerate(live)}
             self.documents = list(live)
             self._lengths, self._norms = self._lengths[alive], self._norms[alive]
-            offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            self._forward_offsets = Column.adopt(offsets)
-            self._forward_terms, self._forward_counts = Column.adopt(terms), Column.adopt(counts)
+            offsets = np.zeros(len(sizes) + 1 + room_for(len(sizes) + 1), dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1 : len(sizes) + 1])
+            self._forward_offsets = Column.adopt(offsets, len(sizes) + 1)
             self._alive = bytearray(b"\x01") * len(self.documents)
             self.n_dead = 0
         offsets = self._forward_offsets.values()
@@ -472,6 +472,14 @@ def _slot_ranges(offsets: np.ndarray, chunk: int) -> list[tuple[int, int]]:
         ranges.append((first, last))
         first = last
     return ranges
+
+
+def _kept(values: np.ndarray, keep: np.ndarray) -> Column:
+    """The values where `keep` is true, as a column with room to grow (`room_for`)."""
+    size = int(np.count_nonzero(keep))
+    buffer = np.empty(size + room_for(size), dtype=values.dtype)
+    np.compress(keep, values, out=buffer[:size])
+    return Column.adopt(buffer, size)
 
 
 def _column(dtype: type, values: np.ndarray, size: int) -> Column:

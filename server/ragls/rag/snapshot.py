@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ragls.index.columns import room_for
 from ragls.model import Document, Symbol
 from ragls.rag.generation import FileRecord, GenerationImage
 
@@ -29,8 +30,6 @@ SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
 # The forward arrays of every index, read with room for the appends of later edits (`_read_with_room`).
 GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
-ROOM_SHARE = 16
-ROOM_MIN = 4096
 FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
 
 
@@ -162,7 +161,7 @@ def _read_array(member: IO[bytes]) -> np.ndarray:
 
 
 def _read_with_room(member: IO[bytes]) -> np.ndarray:
-    """A flat array read into a buffer a sixteenth longer: an index takes the rest as room for later edits
+    """A flat array read into a longer buffer (`room_for`): an index takes the rest as room for later edits
     (`Postings.load`), so the first edit after a restart need not copy a gigabyte of forward postings."""
     version = np.lib.format.read_magic(member)
     header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
@@ -170,7 +169,7 @@ def _read_with_room(member: IO[bytes]) -> np.ndarray:
     if len(shape) != 1 or dtype.hasobject:
         raise ValueError("a growing index array is not a flat array of numbers")
     (length,) = shape
-    buffer = np.empty(length + max(length // ROOM_SHARE, ROOM_MIN), dtype=dtype)
+    buffer = np.empty(length + room_for(length), dtype=dtype)
     view = buffer[:length].data.cast("B")
     filled = 0
     while filled < len(view):

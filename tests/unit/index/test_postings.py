@@ -158,3 +158,23 @@ def test_the_inverted_index_is_built_in_slot_ranges_exactly_as_by_one_stable_sor
     assert base_offsets.tolist() == [0, *np.cumsum(frequency).tolist()]
     assert base_slots.tolist() == np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)[order].tolist()
     assert base_counts.tolist() == counts[order].tolist()
+
+
+def test_a_rebuild_that_drops_dead_slots_leaves_room_for_the_next_edit() -> None:
+    rng = random.Random(5)
+    postings = Postings()
+    documents = [_document(rng, f"d{index}") for index in range(50)]
+    for document, terms in documents:
+        postings.add(document, terms)
+    for document, _ in documents[:25]:
+        postings.remove(document.id)
+    postings.rebuild()
+    columns = (postings._forward_offsets, postings._forward_terms, postings._forward_counts)
+    assert all(column.capacity > len(column) for column in columns)
+    before = [column.values() for column in columns]
+    late = _document(rng, "late")
+    postings.add(*late)
+    postings.refresh()
+    assert all(np.shares_memory(view, column.values()) for view, column in zip(before, columns, strict=True))
+    live = {document.id: (document, terms) for document, terms in [*documents[25:], late]}
+    assert _answers(postings) == _answers(_fresh(live))
