@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.postings import Postings, Vocabulary
+from ragls.index.postings import Postings
 from ragls.index.ranking import top_results
 from ragls.index.tokenize import (
     TermCounts,
@@ -22,6 +22,7 @@ from ragls.index.tokenize import (
     present,
     searchable_text,
 )
+from ragls.index.vocabulary import Vocabulary
 from ragls.model import Document, SearchResult
 
 DocumentText = Callable[[str, Mapping[str, Any]], str]

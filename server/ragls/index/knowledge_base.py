@@ -10,9 +10,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragls.index.postings import Postings, Vocabulary
+from ragls.index.postings import Postings
 from ragls.index.ranking import matches, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
+from ragls.index.vocabulary import Vocabulary
 from ragls.model import Document, SearchResult
 
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ragls.index.columns import Column, room_for
-from ragls.index.tokenize import TermCounts, join_terms, split_terms
+from ragls.index.tokenize import TermCounts
+from ragls.index.vocabulary import Vocabulary
 from ragls.model import Document
 
 _TAIL_MIN_POSTINGS = 4096
@@ -29,45 +30,6 @@ _BINCOUNT_SHARE = 8
 # many (8 bytes each), whatever the size of the index.
 SORT_CHUNK_POSTINGS = 1 << 18
 COUNT_CHUNK_POSTINGS = 1 << 22
-
-
-class Vocabulary:
-    """Term ids shared by the streams of one session: each term is in one table, where every stream held its
-    own (the Linux kernel has about 4.6 million terms).
-
-    Append-only: a term keeps its id, so a staged copy of an index adds to it while readers read, and a term no
-    document holds any more costs its entry and ranks nothing (its document frequency is 0). One writer at a
-    time adds terms (commits are serialized); readers and `export` only look, each step atomic under the GIL.
-    """
-
-    __slots__ = ("ids",)
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def ids_of(self, terms: Iterable[str]) -> list[int]:
-        """Each term's id, new terms taking the next ones."""
-        known = self.ids
-        # setdefault hands a new term the next id (the dict's size before it is inserted).
-        return [known.setdefault(term, len(known)) for term in terms]
-
-    def export(self) -> np.ndarray:
-        # str.join takes the keys in one step, so a term added meanwhile is either all in or not at all.
-        return np.frombuffer(join_terms(self.ids).encode(), dtype=np.uint8).copy()
-
-    def load(self, saved: np.ndarray) -> None:
-        """Become a saved vocabulary (ids by position). Not interned: the streams share these strings already,
-        and the few terms a later edit brings are not worth 4 s of a Linux-sized restart."""
-        names = split_terms(saved.tobytes().decode())
-        self.ids = dict(zip(names, range(len(names)), strict=True))
-        if len(self.ids) != len(names):
-            raise ValueError("a saved vocabulary holds a term twice")
-
-    def clear(self) -> None:
-        self.ids = {}
 
 
 class Postings:
@@ -286,12 +248,12 @@ class Postings:
 
     def has_term(self, term: str) -> bool:
         """Whether a live document holds the term."""
-        term_id = self.vocabulary.ids.get(term)
+        term_id = self.vocabulary.get(term)
         return term_id is not None and term_id < len(self._document_frequency) and self._document_frequency[term_id] > 0
 
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""
-        term_id = self.vocabulary.ids.get(term)
+        term_id = self.vocabulary.get(term)
         if term_id is None or term_id >= len(self._document_frequency) or self._document_frequency[term_id] <= 0:
             return None
         if term_id + 1 < len(self._base_offsets):

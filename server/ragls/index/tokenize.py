@@ -111,12 +111,8 @@ TermTable = MutableMapping[str, "TermCounts"]
 
 
 def join_terms(terms: Iterable[str]) -> str:
-    """Terms as one string (for snapshots and the store); `split_terms` undoes it."""
+    """Terms as one string, for a snapshot's vocabulary (`ragls.index.vocabulary` reads it back packed)."""
     return TERM_SEPARATOR.join(terms)
-
-
-def split_terms(text: str) -> list[str]:
-    return text.split(TERM_SEPARATOR) if text else []
 
 
 class TermCounts(NamedTuple):

@@ -1,0 +1,141 @@
+"""Term ids shared by the streams of one session, and the saved terms of a restart kept packed.
+
+A vocabulary made by indexing is a dict. One loaded from a snapshot keeps its terms as the one array of bytes
+they were saved as, with a hash of each term sorted beside it: a term is found by bisection and a comparison
+of bytes, and no Python string exists for the millions of terms nobody asks for (the Linux kernel has 5.6
+million; as a dict they cost about 500 MB at each restart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ragls.index.tokenize import TERM_SEPARATOR, join_terms
+
+_SEPARATOR = TERM_SEPARATOR.encode()
+# The saved terms are hashed by the process that loads them and looked up by the same process, so Python's own
+# hash of bytes serves (salted per process: it is never saved). Terms are hashed a block at a time, so the
+# bytes objects of only one block exist at once.
+_HASH_BLOCK_TERMS = 1 << 16
+
+
+def _hash(data: bytes) -> int:
+    return hash(data)
+
+
+class _SavedTerms:
+    """Terms saved joined by the separator, id = position, looked up by their sorted hashes."""
+
+    __slots__ = ("_bytes", "_hashes", "_order", "_starts")
+
+    def __init__(self, saved: np.ndarray) -> None:
+        data = np.ascontiguousarray(saved, dtype=np.uint8)
+        if len(data) == 0:
+            starts = np.zeros(1, dtype=np.int64)
+        else:
+            # Term t is data[starts[t] : starts[t + 1] - 1]: each start follows a separator, the last past the end.
+            separators = np.flatnonzero(data == _SEPARATOR[0])
+            starts = np.concatenate([[0], separators + 1, [len(data) + 1]]).astype(np.int64)
+        self._bytes, self._starts = data, starts
+        hashes = _hashes(data, starts)
+        self._order = np.argsort(hashes, kind="stable").astype(np.int32 if len(hashes) < 2**31 else np.int64)
+        self._hashes = hashes[self._order]
+        same = np.flatnonzero(self._hashes[1:] == self._hashes[:-1])
+        if any(self.term_bytes(int(self._order[i])) == self.term_bytes(int(self._order[i + 1])) for i in same):
+            raise ValueError("a saved vocabulary holds a term twice")
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def term_bytes(self, term_id: int) -> bytes:
+        return self._bytes[self._starts[term_id] : self._starts[term_id + 1] - 1].tobytes()
+
+    def get(self, term: str) -> int | None:
+        data = term.encode()
+        wanted = _hash(data)
+        position = int(np.searchsorted(self._hashes, wanted))
+        while position < len(self._hashes) and int(self._hashes[position]) == wanted:
+            term_id = int(self._order[position])
+            if self.term_bytes(term_id) == data:
+                return term_id
+            position += 1
+        return None
+
+    def packed(self) -> np.ndarray:
+        return self._bytes
+
+
+def _hashes(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """`_hash` of every saved term, in id order."""
+    n_terms = len(starts) - 1
+    hashes = np.empty(n_terms, dtype=np.int64)
+    for first in range(0, n_terms, _HASH_BLOCK_TERMS):
+        last = min(first + _HASH_BLOCK_TERMS, n_terms)
+        terms = data[starts[first] : starts[last] - 1].tobytes().split(_SEPARATOR)
+        hashes[first:last] = np.fromiter(map(_hash, terms), dtype=np.int64, count=last - first)
+    return hashes
+
+
+class Vocabulary:
+    """Term ids shared by the streams of one session: each term is in one table, where every stream held its
+    own (the Linux kernel has about 5.6 million terms).
+
+    Append-only: a term keeps its id, so a staged copy of an index adds to it while readers read, and a term no
+    document holds any more costs its entry and ranks nothing (its document frequency is 0). One writer at a
+    time adds terms (commits are serialized); readers and `export` only look, each step atomic under the GIL.
+    After `load`, the saved terms stay packed (`_SavedTerms`); `_known` holds the terms added since and those
+    of the saved ones an edit asked for, and `_added` the added ones in id order.
+    """
+
+    __slots__ = ("_added", "_known", "_saved")
+
+    def __init__(self) -> None:
+        self._saved: _SavedTerms | None = None
+        self._known: dict[str, int] = {}
+        self._added: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._known) if self._saved is None else len(self._saved) + len(self._added)
+
+    def get(self, term: str) -> int | None:
+        """A term's id, or None when no document ever held it."""
+        found = self._known.get(term)
+        if found is None and self._saved is not None:
+            found = self._saved.get(term)
+        return found
+
+    def ids_of(self, terms: Iterable[str]) -> list[int]:
+        """Each term's id, new terms taking the next ones."""
+        known = self._known
+        if self._saved is None:
+            # setdefault hands a new term the next id (the dict's size before it is inserted).
+            return [known.setdefault(term, len(known)) for term in terms]
+        ids = []
+        for term in terms:
+            found = known.get(term)
+            if found is None:
+                found = self._saved.get(term)
+                if found is None:
+                    found = len(self)
+                    self._added.append(term)
+                known[term] = found
+            ids.append(found)
+        return ids
+
+    def export(self) -> np.ndarray:
+        if self._saved is None:
+            # str.join takes the keys in one step, so a term added meanwhile is either all in or not at all.
+            return np.frombuffer(join_terms(self._known).encode(), dtype=np.uint8).copy()
+        added = join_terms(self._added).encode()
+        saved = self._saved.packed().tobytes()
+        joined = saved + _SEPARATOR + added if saved and added else saved or added
+        return np.frombuffer(joined, dtype=np.uint8).copy()
+
+    def load(self, saved: np.ndarray) -> None:
+        """Become a saved vocabulary (ids by position), its terms kept packed."""
+        self._saved, self._known, self._added = _SavedTerms(saved), {}, []
+
+    def clear(self) -> None:
+        self._saved, self._known, self._added = None, {}, []

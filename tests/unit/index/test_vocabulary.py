@@ -1,0 +1,70 @@
+"""The vocabulary: ids that never change, the same after a restart whether terms are a dict or kept packed."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import numpy as np
+import pytest
+
+from ragls.index import vocabulary as vocabulary_module
+from ragls.index.vocabulary import Vocabulary, _SavedTerms
+
+
+def _terms(rng: random.Random, n: int) -> list[str]:
+    alphabet = string.ascii_lowercase + "_0123456789éß日"
+    terms = {"".join(rng.choices(alphabet, k=rng.randint(1, 40))) for _ in range(n)}
+    return sorted(terms | {"x" * 300})  # one term far longer than the rest
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_loaded_vocabulary_keeps_every_id_and_adds_after_them(seed: int) -> None:
+    rng = random.Random(seed)
+    words = _terms(rng, 3000)
+    built = Vocabulary()
+    ids = built.ids_of(words)
+    assert ids == list(range(len(words)))
+    loaded = Vocabulary()
+    loaded.load(built.export())
+    assert len(loaded) == len(words)
+    assert [loaded.get(word) for word in words] == ids
+    assert loaded.get("never-seen") is None and loaded.get("") is None
+    # Old and new terms mixed: the old keep their ids, the new take the next ones, in order.
+    fresh = ["zz-new-1", words[5], "zz-new-2", "zz-new-1", words[0]]
+    assert loaded.ids_of(fresh) == [len(words), 5, len(words) + 1, len(words), 0]
+    assert built.ids_of(fresh) == loaded.ids_of(fresh)
+    assert np.array_equal(loaded.export(), built.export())
+    again = Vocabulary()
+    again.load(loaded.export())
+    assert [again.get(word) for word in [*words, "zz-new-1", "zz-new-2"]] == [*ids, len(words), len(words) + 1]
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 16])
+def test_hashes_computed_a_block_at_a_time_equal_one_term_at_a_time(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vocabulary_module, "_HASH_BLOCK_TERMS", block)
+    words = _terms(random.Random(9), 500)
+    saved = _SavedTerms(np.frombuffer("\x00".join(words).encode(), dtype=np.uint8))
+    order = np.argsort(saved._order)
+    assert [int(saved._hashes[order[i]]) for i in range(len(words))] == [hash(w.encode()) for w in words]
+    assert [saved.get(word) for word in words] == list(range(len(words)))
+
+
+def test_terms_whose_hashes_collide_are_told_apart_by_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vocabulary_module, "_hash", lambda data: data[-1] if data else 0)  # its last byte
+    words = ["ab", "cb", "db", "zz"]
+    vocabulary = Vocabulary()
+    vocabulary.load(np.frombuffer("\x00".join(words).encode(), dtype=np.uint8))
+    assert [vocabulary.get(word) for word in words] == [0, 1, 2, 3]
+    assert vocabulary.get("eb") is None
+
+
+def test_empty_and_duplicate_saved_vocabularies() -> None:
+    empty = Vocabulary()
+    empty.load(np.zeros(0, dtype=np.uint8))
+    assert len(empty) == 0 and empty.get("a") is None and empty.ids_of(["a", "b", "a"]) == [0, 1, 0]
+    assert empty.export().tobytes() == b"a\x00b"
+    with pytest.raises(ValueError, match="twice"):
+        Vocabulary().load(np.frombuffer(b"a\x00b\x00a", dtype=np.uint8))
