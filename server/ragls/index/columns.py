@@ -92,20 +92,14 @@ class Column:
         self._buffer.array[self._size : end] = values
         self._grow_to(end)
 
-    def reserve(self, size: int) -> None:
-        """Room for `size` values now, so that the appends up to there neither copy nor move (done where a copy
-        costs nothing to wait for: after a load, before the first edit)."""
-        self._reserve(size, exact=True)
-
     def _grow_to(self, size: int) -> None:
         self._size = self._buffer.written = size
 
-    def _reserve(self, size: int, exact: bool = False) -> None:
+    def _reserve(self, size: int) -> None:
         """Room for `size` values in a buffer that nobody else has written past this column's end."""
         buffer = self._buffer
         if size <= len(buffer.array) and buffer.written == self._size:
             return
-        capacity = size if exact else max(size, int(self._size * GROWTH), MIN_CAPACITY)
-        grown = np.empty(max(capacity, self._size), dtype=buffer.array.dtype)
+        grown = np.empty(max(size, int(self._size * GROWTH), MIN_CAPACITY), dtype=buffer.array.dtype)
         grown[: self._size] = buffer.array[: self._size]
         self._buffer = _Buffer(grown, self._size)

@@ -55,10 +55,11 @@ def test_the_first_fork_to_append_writes_in_place_and_the_next_one_moves() -> No
     assert len(column) == len(other) == len(staged) == 101
 
 
-def test_reserved_room_takes_appends_without_moving() -> None:
-    column = Column.adopt(np.arange(10, dtype=np.int64))
-    column.reserve(20)
-    assert column.capacity == 20
+def test_room_past_an_adopted_arrays_values_takes_appends_without_moving() -> None:
+    buffer = np.zeros(20, dtype=np.int64)
+    buffer[:10] = np.arange(10)
+    column = Column.adopt(buffer, 10)
+    assert column.capacity == 20 and len(column) == 10
     before = column.values()
     column.extend(np.arange(10, 20))
     assert np.shares_memory(before, column.values()) and column.values().tolist() == list(range(20))
