@@ -355,10 +355,9 @@ class Postings:
         n_slots = len(postings.documents)
         base_slots = postings._base_slots
         forward_terms = postings._forward_terms.values()
+        # The forward columns' lengths were fixed above (`_column` refuses arrays too short for them).
         if not (
-            len(postings._forward_offsets) == n_slots + 1
-            and postings._forward_offsets.values()[-1] == len(forward_terms) == len(postings._forward_counts)
-            and len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
+            len(postings._alive) == len(postings._lengths) == len(postings._norms) == n_slots
             # A stream counts the terms the vocabulary had when it last changed; terms new since are others'.
             and len(postings._document_frequency) <= n_terms
             and 1 <= len(postings._base_offsets) <= len(postings._document_frequency) + 1  # new terms: tail only

@@ -124,7 +124,9 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         if name.endswith(".npy"):
             with archive.open(name) as member:
                 grows = name.rsplit(".", 2)[-2] in GROWING_ARRAYS
-                arrays[name[: -len(".npy")]] = _read_with_room(member) if grows else _read_array(member)
+                arrays[name[: -len(".npy")]] = (
+                    _read_with_room(member) if grows else np.lib.format.read_array(member, allow_pickle=False)
+                )
     offsets = arrays["text_offsets"].tolist()
     metadata = json.loads(archive.read("documents.json"))
     if len(offsets) != len(metadata) + 1 or offsets[-1] != archive.getinfo("text.bin").file_size:
@@ -154,10 +156,6 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         code,
         arrays["code_slots"] if code else None,
     )
-
-
-def _read_array(member: IO[bytes]) -> np.ndarray:
-    return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _read_with_room(member: IO[bytes]) -> np.ndarray:
