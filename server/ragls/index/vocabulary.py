@@ -128,10 +128,13 @@ class Vocabulary:
         if self._saved is None:
             # str.join takes the keys in one step, so a term added meanwhile is either all in or not at all.
             return np.frombuffer(join_terms(self._known).encode(), dtype=np.uint8).copy()
-        added = join_terms(self._added).encode()
-        saved = self._saved.packed().tobytes()
-        joined = saved + _SEPARATOR + added if saved and added else saved or added
-        return np.frombuffer(joined, dtype=np.uint8).copy()
+        # One copy of the saved bytes (145 MB on the Linux kernel), not one for bytes and another for the array.
+        saved, added = self._saved.packed(), join_terms(self._added).encode()
+        if not added:
+            return saved.copy()
+        if len(saved) == 0:
+            return np.frombuffer(added, dtype=np.uint8).copy()
+        return np.concatenate([saved, np.frombuffer(_SEPARATOR + added, dtype=np.uint8)])
 
     def load(self, saved: np.ndarray) -> None:
         """Become a saved vocabulary (ids by position), its terms kept packed."""
