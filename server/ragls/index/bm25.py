@@ -142,6 +142,11 @@ class BM25Stream:
         with self._lock:
             return self._postings.export(), list(self._postings.documents)
 
+    def ensure_room(self) -> None:
+        """Room past the forward postings' end, so the next edits do not move them (`Postings.ensure_room`)."""
+        with self._lock:
+            self._postings.ensure_room()
+
     def load_index(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
         """Replace the index with a snapshot's (a view follows its knowledge base instead)."""
         if self._owns_postings:

@@ -81,6 +81,16 @@ class Column:
         column._buffer, column._size = self._buffer, self._size
         return column
 
+    def ensure_room(self) -> None:
+        """Move to a buffer of this column's own with `room_for` its size past the end, unless it has room to
+        claim already: an array mapped from a snapshot has none, and the first edit should not copy it."""
+        buffer = self._buffer
+        if len(buffer.array) - self._size >= room_for(self._size) and buffer.written == self._size:
+            return
+        grown = np.empty(self._size + room_for(self._size), dtype=buffer.array.dtype)
+        grown[: self._size] = buffer.array[: self._size]
+        self._buffer = _Buffer(grown, self._size)
+
     def append(self, value: float) -> None:
         self._reserve(self._size + 1)
         self._buffer.array[self._size] = value

@@ -167,6 +167,11 @@ class InMemoryKnowledgeBase:
         """The term ids of this index, for the other streams of a session to share."""
         return self._postings.vocabulary
 
+    def ensure_room(self) -> None:
+        """Room past the forward postings' end, so the next edits do not move them (`Postings.ensure_room`)."""
+        with self._lock:
+            self._postings.ensure_room()
+
     def shared_index(self) -> tuple[Postings, threading.RLock]:
         """The inverted index and its lock, for a BM25 view over the same documents."""
         return self._postings, self._lock

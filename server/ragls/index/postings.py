@@ -244,6 +244,11 @@ class Postings:
             entry[1].extend(counts[run_start:run_end])
         self._tail_postings += last - first
 
+    def ensure_room(self) -> None:
+        """Room past the forward columns' ends for the next edits, so that none of them moves a column."""
+        for column in (self._forward_offsets, self._forward_terms, self._forward_counts):
+            column.ensure_room()
+
     # ------------------------------------------------------------------ reading
 
     def has_term(self, term: str) -> bool:

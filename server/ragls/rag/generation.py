@@ -242,6 +242,13 @@ class IndexState:
             self.generation = generation
             self.last_committed_at = committed_at
 
+    def ensure_room(self) -> None:
+        """Give every stream's forward postings room for the coming edits (after a load that mapped them); the
+        caller serializes writers, and readers never use these columns."""
+        for stream in (self.knowledge_base, self.names, self.code):
+            if stream is not None:
+                stream.ensure_room()
+
     def image(self) -> GenerationImage:
         """Copy the current generation out as arrays (readers carry on meanwhile)."""
         with self.lock.reading():

@@ -128,9 +128,10 @@ class RagService:
             if root is None:
                 raise InvalidArgument("path", "no folder to index: pass a path")
             root = root.resolve()
+            loaded_snapshot = False
             if self._indexer is None and root == self.root:
                 self._indexer = Indexer(root, self.settings)
-                self._load_stored(progress)
+                loaded_snapshot = self._load_stored(progress)
                 self._load_shared(root)
                 threading.Thread(target=self._prepare_symbols, name="ragls-symbols", daemon=True).start()
             elif self._indexer is None or root != self._indexer.root:
@@ -142,6 +143,9 @@ class RagService:
                 lambda indexer: indexer.full_run(self.state, progress, cancel), full_walk=True, progress=progress
             )
             self.freshness.refresh(root, self.state.files)
+            if loaded_snapshot:
+                # Searchable since the load; the snapshot's mapped forward postings now get room for the edits.
+                self.state.ensure_room()
             saved = self._persistence.last_save
         if progress is not None and not self._persistence.wait(saved, timeout=0):
             progress(Progress(0, 0, "", "save"))
@@ -245,10 +249,13 @@ class RagService:
             return None
         return IndexStore(store_path(self.settings.cache_dir, root), root, _store_recipe(self.settings))
 
-    def _load_stored(self, progress: ProgressCallback | None = None) -> None:
-        """Make the stored generation searchable at once; the walk that follows re-reads only changes."""
+    def _load_stored(self, progress: ProgressCallback | None = None) -> bool:
+        """Make the stored generation searchable at once; the walk that follows re-reads only changes.
+
+        True when the generation came from the snapshot.
+        """
         if self._persistence.store is None:
-            return
+            return False
         if progress is not None and self._persistence.store.path.exists():
             progress(Progress(0, 0, "", "load"))
         try:
@@ -256,7 +263,7 @@ class RagService:
         except StoreError as exc:
             self._report(str(exc))
             self._persistence.store.discard()
-            return
+            return False
         finally:
             for notice in self._persistence.store.notices:
                 self._report(notice)
@@ -270,6 +277,7 @@ class RagService:
                 self.state.restore(stored.delta, stored.generation, stored.committed_at)
             self.state.skipped_files = dict(stored.skipped)
             self._manual_ids = set(stored.manual_ids)
+        return stored is not None and stored.image is not None
 
     def _prepare_symbols(self) -> None:
         """Build the symbol index's joined columns beside the walk that follows a load."""

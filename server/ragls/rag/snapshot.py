@@ -5,7 +5,9 @@ taken now and then (after a full run, when changes go quiet, at shutdown) and tr
 it names the store's current revision, so a stale or half-written one is never used. It is an
 uncompressed zip of JSON, the documents' texts as they hold them (packed bytes, or UTF-8 where a text
 is kept plain; `ragls.packing`) and `.npy` arrays read with `allow_pickle=False`: loading it runs no
-code from the file.
+code from the file. Each array is written where its values start on a page boundary of the file, so that a
+load maps it copy-on-write instead of reading it (`_map_array`): a restart reads only the pages that searches
+and edits touch, and the kernel keeps them in its page cache rather than in the process's own memory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import mmap
 import os
+import struct
 import time
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -31,6 +35,13 @@ TEXT_BLOCK_BYTES = 1 << 24
 # The forward arrays of every index, read with room for the appends of later edits (`_read_with_room`).
 GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
 FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
+# Arrays are mapped, not read, where the system's mapping semantics allow replacing a mapped file (not Windows).
+MAP_ARRAYS = os.name == "posix"
+_ALIGNMENT = mmap.ALLOCATIONGRANULARITY  # a page: where a mapping may start
+_NPY_ALIGNMENT = 64  # `.npy` headers are padded so the values start a multiple of this past the member's start
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local header, before its name and extra field
+_LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
+_PADDING_ID = 0xD935  # an extra field readers skip, used for alignment (as Android's zipalign does)
 
 
 class SnapshotError(Exception):
@@ -71,11 +82,24 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             )
             _write_json_rows(archive, "symbols.json", iter(image.symbols))  # named tuples: each one a JSON array
             for name, value in arrays.items():
-                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                with archive.open(_aligned_member(archive, f"{name}.npy"), "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+
+
+def _aligned_member(archive: zipfile.ZipFile, name: str) -> zipfile.ZipInfo:
+    """A member whose data starts at a multiple of `_ALIGNMENT` in the file: its local header is padded with an
+    extra field. Its `.npy` header is a multiple of 64 bytes, so the array's values are aligned too (a reader
+    checks where they really start, and reads instead of mapping when they are not aligned)."""
+    info = zipfile.ZipInfo(name, date_time=time.localtime(time.time())[:6])
+    info.compress_type = zipfile.ZIP_STORED
+    assert archive.fp is not None
+    # The local header, the name, and the zip64 field `force_zip64` adds (4 + 16 bytes), then our padding.
+    unpadded = archive.fp.tell() + _LOCAL_HEADER.size + len(name.encode()) + 20 + 4
+    info.extra = struct.pack("<HH", _PADDING_ID, -unpadded % _ALIGNMENT) + b"\0" * (-unpadded % _ALIGNMENT)
+    return info
 
 
 def written_files(directory: Path) -> list[Path]:
@@ -111,17 +135,21 @@ def read_header(path: Path) -> dict[str, Any]:
 def read(path: Path) -> GenerationImage:
     """The image a snapshot holds."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            return _image(archive)
+        with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+            return _image(archive, raw)
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         raise SnapshotError(f"unreadable snapshot {path}: {exc}") from exc
 
 
-def _image(archive: zipfile.ZipFile) -> GenerationImage:
+def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
     header = json.loads(archive.read("header.json"))
     arrays = {}
     for name in archive.namelist():
         if name.endswith(".npy"):
+            mapped = _map_array(archive.getinfo(name), raw) if MAP_ARRAYS else None
+            if mapped is not None:
+                arrays[name[: -len(".npy")]] = mapped
+                continue
             with archive.open(name) as member:
                 grows = name.rsplit(".", 2)[-2] in GROWING_ARRAYS
                 arrays[name[: -len(".npy")]] = (
@@ -156,6 +184,39 @@ def _image(archive: zipfile.ZipFile) -> GenerationImage:
         code,
         arrays["code_slots"] if code else None,
     )
+
+
+def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
+    """A flat array of numbers mapped copy-on-write from the file (writes stay this process's own), or None
+    where it cannot be: compressed, not a flat array of numbers, empty, or not aligned (an older snapshot).
+
+    Nothing is read but the headers: the pages come in as they are used. A grown column moves to memory of
+    its own at its first append (`Column`), which a restart's first edit pays once.
+    """
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    raw.seek(info.header_offset)
+    fields = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
+    if fields[0] != _LOCAL_HEADER_SIGNATURE:
+        raise ValueError(f"a bad local header for {info.filename}")
+    start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+    if start % _NPY_ALIGNMENT:
+        return None
+    raw.seek(start)
+    version = np.lib.format.read_magic(raw)
+    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _fortran_order, dtype = header(raw)
+    if len(shape) != 1 or dtype.hasobject or shape[0] == 0:
+        return None
+    values_start = raw.tell()
+    (length,) = shape
+    if values_start + length * dtype.itemsize > start + info.file_size:
+        raise ValueError(f"{info.filename} ends early")
+    map_start = values_start - values_start % _ALIGNMENT
+    mapping = mmap.mmap(
+        raw.fileno(), values_start - map_start + length * dtype.itemsize, access=mmap.ACCESS_COPY, offset=map_start
+    )
+    return np.frombuffer(mapping, dtype=dtype, count=length, offset=values_start - map_start)
 
 
 def _read_with_room(member: IO[bytes]) -> np.ndarray:
