@@ -6,10 +6,11 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -61,9 +62,10 @@ class ReadWriteLock:
                 self._condition.notify_all()
 
 
-@dataclass
+@dataclass(frozen=True)
 class FileRecord:
-    """What the current generation holds for one file."""
+    """What the current generation holds for one file; never changed in place (nor its `chunk_ids`), so a
+    snapshot's image shares the records instead of copying 86,000 of them under the index lock."""
 
     fingerprint: str
     stat_key: tuple[int, int, int] | None
@@ -254,18 +256,18 @@ class IndexState:
         with self.lock.reading():
             index, slot_documents = self.knowledge_base.export_index()
             documents = [d for d in slot_documents if d is not None]
-            position = {d.id: i for i, d in enumerate(documents)}
-            names, names_slots = _export(self.names, position)
-            code, code_slots = _export(self.code, position)
+            positions = _Positions(slot_documents, documents, index["alive"])
+            names, names_slots = _export(self.names, positions)
+            code, code_slots = _export(self.code, positions)
             return GenerationImage(
                 self.generation,
                 self.last_committed_at,
                 documents,
                 index,
-                _positions(slot_documents, position),
+                positions.of_knowledge_base,
                 names,
                 names_slots,
-                {path: replace(record, chunk_ids=list(record.chunk_ids)) for path, record in self.files.items()},
+                dict(self.files),
                 self.symbols.all(),
                 code,
                 code_slots,
@@ -315,20 +317,45 @@ class IndexState:
         return sum(len(record.chunk_ids) for record in self.files.values())
 
 
-def _export(
-    stream: BM25Stream | None, position: dict[str, int]
-) -> tuple[dict[str, np.ndarray] | None, np.ndarray | None]:
+def _export(stream: BM25Stream | None, positions: _Positions) -> tuple[dict[str, np.ndarray] | None, np.ndarray | None]:
     """A stream's own index and its slots as positions in the image's documents (None without the stream)."""
     if stream is None:
         return None, None
     arrays, slot_documents = stream.export_index()
-    return arrays, _positions(slot_documents, position)
+    return arrays, positions.of(slot_documents)
 
 
-def _positions(slot_documents: Sequence[Document | None], position: dict[str, int]) -> np.ndarray:
-    return np.fromiter(
-        (position[d.id] if d is not None else -1 for d in slot_documents), dtype=np.int32, count=len(slot_documents)
-    )
+class _Positions:
+    """Where each slot of a stream is in the image's documents (the knowledge base's live ones, in slot order).
+
+    The snapshot is captured under the index lock, so edits wait for it: the knowledge base's positions are
+    counted from its liveness flags, and a stream whose slots hold the very same documents (the usual case:
+    every commit changes all streams alike) takes them as they are, with no lookup by id (on the Linux kernel's
+    865,000 chunks, 2.9 s of the capture's 4.2-5.8 s).
+    """
+
+    def __init__(
+        self, slot_documents: Sequence[Document | None], documents: Sequence[Document], alive: np.ndarray
+    ) -> None:
+        self._slot_documents = slot_documents
+        self._documents = documents
+        live = np.asarray(alive, dtype=bool)
+        positions = np.cumsum(live, dtype=np.int64) - 1
+        positions[~live] = -1
+        self.of_knowledge_base = positions.astype(np.int32)
+        self._by_id: dict[str, int] | None = None
+
+    def of(self, slot_documents: Sequence[Document | None]) -> np.ndarray:
+        if len(slot_documents) == len(self._slot_documents) and all(
+            map(operator.is_, slot_documents, self._slot_documents)
+        ):
+            return self.of_knowledge_base.copy()
+        if self._by_id is None:
+            self._by_id = {d.id: i for i, d in enumerate(self._documents)}
+        by_id = self._by_id
+        return np.fromiter(
+            (by_id[d.id] if d is not None else -1 for d in slot_documents), dtype=np.int32, count=len(slot_documents)
+        )
 
 
 def _at(documents: list[Document], positions: np.ndarray) -> list[Document | None]:

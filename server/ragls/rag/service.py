@@ -8,7 +8,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,9 +183,9 @@ class RagService:
     def clear_hashes(self) -> None:
         """Forget fingerprints (and which files were skipped for their content) so the next run re-reads every file."""
         with self.state.lock.writing():
-            for file_record in self.state.files.values():
-                file_record.fingerprint = ""
-                file_record.stat_key = None
+            files = self.state.files
+            for path, file_record in files.items():
+                files[path] = replace(file_record, fingerprint="", stat_key=None)
             self.state.skipped_files.clear()
 
     def _start_over(self, root: Path, forget_files: bool) -> None:
