@@ -72,3 +72,17 @@ def test_a_document_is_frozen_and_equal_by_id() -> None:
         document.metadata["file"] = "b.py"  # type: ignore[index]
     assert document == Document("d", "other text") and hash(document) == hash(Document("d", "x"))
     assert document != Document("e", CODE)
+
+
+def test_a_loaded_document_is_the_document_that_was_saved() -> None:
+    original = Document("a.py#f", "def f():\n    return 'value'\n" * 20, {"file": "a.py", "startLine": 1})
+    packed = original.packed_content
+    assert isinstance(packed, bytes)
+    loaded = Document.loaded(original.id, packed, dict(original.metadata))
+    assert loaded == original and loaded.content == original.content
+    assert dict(loaded.metadata) == dict(original.metadata) and loaded.embedding is None
+    with pytest.raises(TypeError):
+        loaded.metadata["file"] = "b.py"  # type: ignore[index]
+    for bad_id, bad_text in (("", packed), ("a.py#f", b"")):
+        with pytest.raises(ValueError):
+            Document.loaded(bad_id, bad_text, {})

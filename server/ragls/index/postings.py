@@ -16,7 +16,7 @@ import numpy as np
 
 from ragls.index.columns import Column, room_for
 from ragls.index.tokenize import TermCounts
-from ragls.index.vocabulary import Vocabulary
+from ragls.index.vocabulary import LOOKUP_ARRAYS, Vocabulary
 from ragls.model import Document
 
 _TAIL_MIN_POSTINGS = 4096
@@ -337,7 +337,8 @@ class Postings:
         if self.owns_vocabulary != ("terms" in arrays):
             raise ValueError("the saved index and this one keep their terms differently")
         if self.owns_vocabulary:
-            self.vocabulary.load(arrays["terms"])
+            lookup = {name: arrays[name] for name in LOOKUP_ARRAYS if name in arrays}
+            self.vocabulary.load(arrays["terms"], lookup if len(lookup) == len(LOOKUP_ARRAYS) else None)
         n_terms = len(self.vocabulary)
         postings = Postings(self.vocabulary)
         postings.owns_vocabulary = self.owns_vocabulary

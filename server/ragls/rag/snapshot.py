@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from ragls.index.columns import room_for
+from ragls.index.vocabulary import saved_lookup
 from ragls.model import Document, Symbol
 from ragls.rag.generation import FileRecord, GenerationImage
 
@@ -54,6 +55,8 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
     Members are streamed into an uncompressed zip, so writing needs little memory beyond the index.
     """
     arrays = {"index_slots": image.index_slots, **{f"index.{k}": v for k, v in image.index.items()}}
+    if "terms" in image.index:  # hashed here, outside the index lock, so a restart need not hash them
+        arrays.update({f"index.{k}": v for k, v in saved_lookup(image.index["terms"]).items()})
     for stream, index, slots in (("names", image.names, image.names_slots), ("code", image.code, image.code_slots)):
         if index is not None and slots is not None:
             arrays[f"{stream}_slots"] = slots
@@ -269,7 +272,7 @@ def _documents(
                     raise ValueError("the document texts end early")
             text = block[start - block_start : end - block_start]
             if is_packed_text:
-                documents.append(Document.from_packed(document_id, bytes(text), meta))
+                documents.append(Document.loaded(document_id, bytes(text), meta))
             else:
                 documents.append(Document(document_id, str(text, "utf-8"), meta))
     return documents

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import string
+import zlib
 
 import numpy as np
 import pytest
 
 from ragls.index import vocabulary as vocabulary_module
-from ragls.index.vocabulary import Vocabulary, _SavedTerms
+from ragls.index.vocabulary import Vocabulary, _SavedTerms, saved_lookup
 
 
 def _terms(rng: random.Random, n: int) -> list[str]:
@@ -48,7 +49,7 @@ def test_hashes_computed_a_block_at_a_time_equal_one_term_at_a_time(
     words = _terms(random.Random(9), 500)
     saved = _SavedTerms(np.frombuffer("\x00".join(words).encode(), dtype=np.uint8))
     order = np.argsort(saved._order)
-    assert [int(saved._hashes[order[i]]) for i in range(len(words))] == [hash(w.encode()) for w in words]
+    assert [int(saved._hashes[order[i]]) for i in range(len(words))] == [zlib.crc32(w.encode()) for w in words]
     assert [saved.get(word) for word in words] == list(range(len(words)))
 
 
@@ -68,3 +69,30 @@ def test_empty_and_duplicate_saved_vocabularies() -> None:
     assert empty.export().tobytes() == b"a\x00b"
     with pytest.raises(ValueError, match="twice"):
         Vocabulary().load(np.frombuffer(b"a\x00b\x00a", dtype=np.uint8))
+
+
+def test_a_vocabulary_loaded_with_its_saved_lookup_finds_what_one_that_hashes_again_finds() -> None:
+    words = _terms(random.Random(3), 2000)
+    built = Vocabulary()
+    built.ids_of(words)
+    saved = built.export()
+    with_lookup, hashed_again = Vocabulary(), Vocabulary()
+    with_lookup.load(saved, saved_lookup(saved))
+    hashed_again.load(saved)
+    for word in [*words, "never-seen"]:
+        assert with_lookup.get(word) == hashed_again.get(word) == built.get(word)
+
+
+@pytest.mark.parametrize("damage", ["short", "unsorted", "not a permutation"])
+def test_a_saved_lookup_that_does_not_fit_its_terms_is_refused(damage: str) -> None:
+    saved = np.frombuffer(b"alpha\x00beta\x00gamma", dtype=np.uint8)
+    lookup = saved_lookup(saved)
+    hashes, order = lookup["term_hashes"].copy(), lookup["term_order"].copy()
+    if damage == "short":
+        hashes, order = hashes[:2], order[:2]
+    elif damage == "unsorted":
+        hashes = hashes[::-1].copy()
+    else:
+        order[0] = order[1]
+    with pytest.raises(ValueError, match="do not fit"):
+        Vocabulary().load(saved, {"term_hashes": hashes, "term_order": order})
