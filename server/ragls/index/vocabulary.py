@@ -77,7 +77,7 @@ class _SavedTerms:
     def get(self, term: str) -> int | None:
         data = term.encode()
         wanted = _hash(data)
-        position = int(np.searchsorted(self._hashes, wanted))
+        position = int(np.searchsorted(self._hashes, np.uint32(wanted)))  # a Python int would copy them as int64
         while position < len(self._hashes) and int(self._hashes[position]) == wanted:
             term_id = int(self._order[position])
             if self.term_bytes(term_id) == data:
