@@ -5,9 +5,10 @@ taken now and then (after a full run, when changes go quiet, at shutdown) and tr
 it names the store's current revision, so a stale or half-written one is never used. It is an
 uncompressed zip of JSON, the documents' texts as they hold them (packed bytes, or UTF-8 where a text
 is kept plain; `ragls.packing`) and `.npy` arrays read with `allow_pickle=False`: loading it runs no
-code from the file. Each array is written where its values start on a page boundary of the file, so that a
-load maps it copy-on-write instead of reading it (`_map_array`): a restart reads only the pages that searches
-and edits touch, and the kernel keeps them in its page cache rather than in the process's own memory.
+code from the file. Each array's member starts on a page of the file (its values 64-byte aligned after the
+`.npy` header), so that a load maps it copy-on-write instead of reading it (`_map_array`): a restart reads only
+the pages that searches and edits touch, and the kernel keeps them in its page cache rather than in the
+process's own memory.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
-# The forward arrays of every index, read with room for the appends of later edits (`_read_with_room`).
+# The forward arrays of every index, read with room for the appends of later edits where they are not mapped.
 GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
 FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
 # Arrays are mapped, not read, where the system's mapping semantics allow replacing a mapped file (not Windows).
@@ -193,8 +194,8 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     """A flat array of numbers mapped copy-on-write from the file (writes stay this process's own), or None
     where it cannot be: compressed, not a flat array of numbers, empty, or not aligned (an older snapshot).
 
-    Nothing is read but the headers: the pages come in as they are used. A grown column moves to memory of
-    its own at its first append (`Column`), which a restart's first edit pays once.
+    Nothing is read but the headers: the pages come in as they are used. The forward columns, which edits
+    append to, move to memory of their own with room after the first walk (`IndexState.ensure_room`).
     """
     if info.compress_type != zipfile.ZIP_STORED:
         return None
