@@ -194,6 +194,15 @@ def seed_tokens(text: str) -> list[str]:
 _identifier_cache: dict[str, tuple[str, ...]] = {}
 
 
+def limit_identifier_cache(limit: int) -> None:
+    """Hold at most about `limit` split identifiers (the cache starts over past it): a reading worker's is
+    smaller than a session's, which keeps its cache for every later edit and query."""
+    global _CACHE_LIMIT
+    _CACHE_LIMIT = limit
+    if len(_identifier_cache) > limit:
+        _identifier_cache.clear()
+
+
 def _identifier_terms(identifier: str) -> tuple[str, ...]:
     cached = _identifier_cache.get(identifier)
     if cached is not None:

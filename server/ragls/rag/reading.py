@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ragls.config import ChunkShape, Limits
-from ragls.index.tokenize import ChunkTerms, TermCounts, tokenizer_for
+from ragls.index.tokenize import ChunkTerms, TermCounts, limit_identifier_cache, tokenizer_for
 from ragls.ingest.chunking import ChunkedFile
 from ragls.ingest.formats import detect_format
 from ragls.ingest.reader import ReadOutcome, read_file
@@ -43,6 +43,10 @@ PARALLEL_MIN_FILES = 1000
 BATCH_FILES = 32
 # Tasks in flight per worker: enough to keep each busy, few enough to bound the memory of results waiting.
 TASKS_PER_WORKER = 4
+# Split identifiers a worker keeps (a session keeps 500,000): on Django the two workers then peak at 52 MB each
+# instead of 63-71 MB, the whole process tree at 254 MB instead of 281 MB, in the same time; with none kept the
+# read takes twice as long.
+WORKER_IDENTIFIER_CACHE = 20_000
 MAX_WORKERS = 8
 # How often a worker looks whether the process that started it is still there.
 PARENT_POLL_SECONDS = 1.0
@@ -119,6 +123,7 @@ def _worker_started(parent: int) -> None:
     """A worker's stdout is the server's protocol stream: anything printed there goes to stderr instead. And a
     worker ends with the process that started it, even one killed with SIGKILL, which cannot stop its pool."""
     os.dup2(2, 1)
+    limit_identifier_cache(WORKER_IDENTIFIER_CACHE)
     threading.Thread(target=_exit_with, args=(parent,), name="ragls-reader-parent", daemon=True).start()
 
 

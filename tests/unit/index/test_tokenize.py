@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragls.index import tokenize as tokenize_module
 from ragls.index.tokenize import (
     ChunkTerms,
     TermCounts,
@@ -13,6 +14,7 @@ from ragls.index.tokenize import (
     compound_terms,
     counts_within,
     expand_query,
+    limit_identifier_cache,
     name_text,
     present,
     searchable_text,
@@ -117,3 +119,17 @@ def test_counts_within_are_the_whole_itself_when_equal_and_the_part_where_it_doe
     many = TermCounts.of(["b"] * 300)
     assert counts_within(many, TermCounts.of(["b"] * 301)) is many
     assert present(counts_within(TermCounts.of(["b"]), whole)) == TermCounts(("b",), (1,))
+
+
+def test_a_small_identifier_cache_tokenizes_as_a_large_one() -> None:
+    """A reading worker keeps fewer split identifiers; starting the cache over changes no term."""
+    text = "def parseHTTPResponse(raw_bytes):\n    return HTTPResponseParser(raw_bytes).parse_all()\n" * 3
+    expected = code_tokens(text)
+    default = tokenize_module._CACHE_LIMIT
+    try:
+        limit_identifier_cache(2)
+        assert len(tokenize_module._identifier_cache) <= 3
+        assert code_tokens(text) == expected
+        assert len(tokenize_module._identifier_cache) <= 3
+    finally:
+        limit_identifier_cache(default)
