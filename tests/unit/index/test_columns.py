@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragls.index.columns import Column
+from ragls.index.columns import Column, room_for
 
 
 def test_a_view_keeps_what_the_column_held_when_it_was_taken() -> None:
@@ -64,3 +64,17 @@ def test_room_past_an_adopted_arrays_values_takes_appends_without_moving() -> No
     column.extend(np.arange(10, 20))
     assert np.shares_memory(before, column.values()) and column.values().tolist() == list(range(20))
     assert before.tolist() == list(range(10))
+
+
+def test_ensure_room_moves_a_full_column_once_and_leaves_one_with_room_alone() -> None:
+    full = np.arange(10_000, dtype=np.int32)  # as a mapped snapshot's array: no room past its values
+    full.flags.writeable = False
+    column = Column.adopt(full, len(full))
+    view = column.values()
+    column.ensure_room()
+    assert column.capacity >= len(column) + room_for(len(column)) and not np.shares_memory(view, column.values())
+    assert column.values().tolist() == full.tolist() and view.tolist() == full.tolist()
+    moved = column.values()
+    column.ensure_room()  # room enough already: nothing moves
+    column.extend(np.arange(5, dtype=np.int32))
+    assert np.shares_memory(moved, column.values()) and column.values().tolist()[-6:] == [9_999, 0, 1, 2, 3, 4]
