@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from ragls.packing import PackedText, pack, unpack
 
 
-def _frozen(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def _frozen(metadata: Mapping[str, Any] | None) -> MappingProxyType[str, Any]:
     return MappingProxyType(dict(metadata or {}))
 
 
@@ -38,7 +38,7 @@ class Document:
     ) -> None:
         if not isinstance(content, str) or not content or content.isspace():
             raise ValueError("Document content must be a non-empty string")
-        self._set(id, pack(content), metadata, embedding)
+        self._set(id, pack(content), _frozen(metadata), embedding)
 
     @classmethod
     def from_packed(
@@ -57,21 +57,17 @@ class Document:
         if not isinstance(packed, bytes) or not packed:
             raise ValueError("Document content must be a non-empty string")
         document = cls.__new__(cls)
-        document._set(id, packed, metadata, embedding)
+        document._set(id, packed, _frozen(metadata), embedding)
         return document
 
     @classmethod
     def loaded(cls, id: str, packed: bytes, metadata: dict[str, Any]) -> Document:
         """A document as a store or snapshot saved it: packed bytes and a metadata dict that the caller hands
         over (it is not copied). A restart makes 865,000 of these on the Linux kernel, a third faster so."""
-        if not id or not isinstance(packed, bytes) or not packed:
-            raise ValueError("a saved document has no id or no text")
+        if not isinstance(packed, bytes) or not packed:
+            raise ValueError("a saved document has no text")
         document = cls.__new__(cls)
-        setter = object.__setattr__
-        setter(document, "id", id)
-        setter(document, "_packed", packed)
-        setter(document, "metadata", MappingProxyType(metadata))
-        setter(document, "embedding", None)
+        document._set(id, packed, MappingProxyType(metadata), None)
         return document
 
     @classmethod
@@ -93,12 +89,16 @@ class Document:
         return Document.from_packed(self.id, self._packed, self.metadata, tuple(embedding))
 
     def _set(
-        self, id: str, packed: PackedText, metadata: Mapping[str, Any] | None, embedding: tuple[float, ...] | None
+        self, id: str, packed: PackedText, metadata: MappingProxyType[str, Any], embedding: tuple[float, ...] | None
     ) -> None:
+        """Every field at once; `metadata` is already frozen (a copy, or a dict handed over by `loaded`)."""
         if not id:
             raise ValueError("Document id must be a non-empty string")
-        for name, value in (("id", id), ("_packed", packed), ("metadata", _frozen(metadata)), ("embedding", embedding)):
-            object.__setattr__(self, name, value)
+        setter = object.__setattr__
+        setter(self, "id", id)
+        setter(self, "_packed", packed)
+        setter(self, "metadata", metadata)
+        setter(self, "embedding", embedding)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

@@ -87,9 +87,7 @@ class Column:
         buffer = self._buffer
         if len(buffer.array) - self._size >= room_for(self._size) and buffer.written == self._size:
             return
-        grown = np.empty(self._size + room_for(self._size), dtype=buffer.array.dtype)
-        grown[: self._size] = buffer.array[: self._size]
-        self._buffer = _Buffer(grown, self._size)
+        self._move(self._size + room_for(self._size))
 
     def append(self, value: float) -> None:
         self._reserve(self._size + 1)
@@ -110,6 +108,10 @@ class Column:
         buffer = self._buffer
         if size <= len(buffer.array) and buffer.written == self._size:
             return
-        grown = np.empty(max(size, int(self._size * GROWTH), MIN_CAPACITY), dtype=buffer.array.dtype)
-        grown[: self._size] = buffer.array[: self._size]
+        self._move(max(size, int(self._size * GROWTH), MIN_CAPACITY))
+
+    def _move(self, capacity: int) -> None:
+        """To a buffer of this column's own, of `capacity` values, holding what this column holds."""
+        grown = np.empty(capacity, dtype=self._buffer.array.dtype)
+        grown[: self._size] = self._buffer.array[: self._size]
         self._buffer = _Buffer(grown, self._size)

@@ -31,7 +31,11 @@ def _hash(data: bytes) -> int:
 def saved_lookup(saved: np.ndarray) -> dict[str, np.ndarray]:
     """The sorted hashes of saved terms and the term id of each, to save beside them (`LOOKUP_ARRAYS`)."""
     data = np.ascontiguousarray(saved, dtype=np.uint8)
-    hashes = _hashes(data, _starts(data))
+    return _lookup(data, _starts(data))
+
+
+def _lookup(data: np.ndarray, starts: np.ndarray) -> dict[str, np.ndarray]:
+    hashes = _hashes(data, starts)
     order = np.argsort(hashes, kind="stable").astype(np.int32 if len(hashes) < 2**31 else np.int64)
     return {"term_hashes": hashes[order], "term_order": order}
 
@@ -54,7 +58,7 @@ class _SavedTerms:
         data = np.ascontiguousarray(saved, dtype=np.uint8)
         self._bytes, self._starts = data, _starts(data)
         if lookup is None:
-            lookup = saved_lookup(data)
+            lookup = _lookup(data, self._starts)
         self._hashes, self._order = lookup["term_hashes"], lookup["term_order"]
         n_terms = len(self._starts) - 1
         if not (

@@ -207,9 +207,7 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     if start % _NPY_ALIGNMENT:
         return None
     raw.seek(start)
-    version = np.lib.format.read_magic(raw)
-    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _fortran_order, dtype = header(raw)
+    shape, dtype = _npy_header(raw)
     if len(shape) != 1 or dtype.hasobject or shape[0] == 0:
         return None
     values_start = raw.tell()
@@ -223,12 +221,19 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     return np.frombuffer(mapping, dtype=dtype, count=length, offset=values_start - map_start)
 
 
+def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of the `.npy` array that starts here, the stream left where its values begin (its
+    order is left out: a flat array reads the same in either)."""
+    version = np.lib.format.read_magic(stream)
+    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _fortran_order, dtype = header(stream)
+    return shape, dtype
+
+
 def _read_with_room(member: IO[bytes]) -> np.ndarray:
     """A flat array read into a longer buffer (`room_for`): an index takes the rest as room for later edits
     (`Postings.load`), so the first edit after a restart need not copy a gigabyte of forward postings."""
-    version = np.lib.format.read_magic(member)
-    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _fortran_order, dtype = header(member)  # a flat array reads the same in either order
+    shape, dtype = _npy_header(member)
     if len(shape) != 1 or dtype.hasobject:
         raise ValueError("a growing index array is not a flat array of numbers")
     (length,) = shape
