@@ -11,7 +11,7 @@ import numpy as np
 
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.postings import Postings
-from ragls.index.ranking import top_results
+from ragls.index.ranking import Ranking, ranking
 from ragls.index.tokenize import (
     TermCounts,
     TermTable,
@@ -161,15 +161,20 @@ class BM25Stream:
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """Documents ranked by BM25 over the query's terms and their synonyms."""
+        return self.ranking(query, top_k, filters).results
+
+    def ranking(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> Ranking:
+        """`search`'s results, and the BM25 score of any other document for the fusion."""
         terms = expand_query(self.tokenizer(query), self.tokenizer)
         with self._lock:
+            postings = self._postings
             if self.compounds:
-                held = self._postings.has_term
+                held = postings.has_term
                 terms.extend(t for t in compound_terms(query, self.tokenizer) if t not in terms and held(t))
             scores = self.scores(terms)
             if scores is None:
-                return []
-            return top_results(scores, self._postings.documents, top_k, filters)
+                return Ranking([])
+            return ranking(scores, postings.documents, postings.slot_of, top_k, filters)
 
     def scores(self, terms: Sequence[str]) -> np.ndarray | None:
         """BM25 score of every slot for the given (already tokenized) query terms."""

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragls.index.postings import Postings
-from ragls.index.ranking import matches, top_results
+from ragls.index.ranking import Ranking, matches, ranking, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.index.vocabulary import Vocabulary
 from ragls.model import Document, SearchResult
@@ -111,12 +111,16 @@ class InMemoryKnowledgeBase:
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """Cosine of (1 + log tf) document weights with (1 + log tf) * idf query weights."""
+        return self.ranking(query, top_k, filters).results
+
+    def ranking(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> Ranking:
+        """`search`'s results, and the cosine of any other document for the fusion."""
         query_counts = Counter(self.tokenizer(query))
         with self._lock:
             postings = self._postings
             n_documents = postings.n_alive
             if n_documents == 0 or not query_counts:
-                return []
+                return Ranking([])
             scores = np.zeros(postings.n_slots, dtype=np.float32)
             query_norm = 0.0
             for term, count in query_counts.items():
@@ -128,10 +132,10 @@ class InMemoryKnowledgeBase:
                 query_norm += weight * weight
                 scores[slots] += weight * (1.0 + np.log(frequencies))
             if query_norm == 0.0:
-                return []
+                return Ranking([])
             scores /= postings.log_norms() * math.sqrt(query_norm)
             scores[postings.dead_slots()] = 0.0
-            return top_results(scores, postings.documents, top_k, filters)
+            return ranking(scores, postings.documents, postings.slot_of, top_k, filters)
 
     def search_by_embedding(
         self, embedding: Sequence[float], top_k: int, filters: Mapping[str, Any] | None = None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,38 @@ from ragls.model import Document, SearchResult
 def matches(document: Document, filters: Mapping[str, Any] | None) -> bool:
     """Exact-match AND over metadata; no filters matches everything."""
     return not filters or all(document.metadata.get(key) == value for key, value in filters.items())
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A stream's best results for a query, and its score for any document by id (0 for one it does not hold).
+
+    Fusion sums every stream's score of every candidate, not only of the ones a stream listed: on a big tree
+    the streams' top lists barely overlap, and a candidate one stream ranked 101st counted 0 there
+    (docs/benchmarks.md). `scores_of` is None for a stream that can only list.
+    """
+
+    results: list[SearchResult]
+    scores_of: Callable[[Sequence[str]], np.ndarray] | None = None
+
+
+def ranking(
+    scores: np.ndarray,
+    documents: Sequence[Document | None],
+    slot_of: Mapping[str, int],
+    top_k: int,
+    filters: Mapping[str, Any] | None = None,
+) -> Ranking:
+    """`top_results` with the scores of every slot kept for `Ranking.scores_of` (`slot_of`: id -> slot)."""
+
+    def scores_of(document_ids: Sequence[str]) -> np.ndarray:
+        slots = np.fromiter((slot_of.get(i, -1) for i in document_ids), dtype=np.int64, count=len(document_ids))
+        found = (slots >= 0) & (slots < len(scores))  # a row a background embedder added since is not scored
+        values = np.zeros(len(document_ids), dtype=np.float64)
+        values[found] = scores[slots[found]]
+        return values
+
+    return Ranking(top_results(scores, documents, top_k, filters), scores_of)
 
 
 def top_results(

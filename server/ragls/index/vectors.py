@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragls.index.embedding import EmbeddingProvider, embed_query, provider_ready
-from ragls.index.ranking import top_results
+from ragls.index.ranking import Ranking, ranking
 from ragls.index.tokenize import searchable_text
 from ragls.model import Document, SearchResult
 
@@ -158,12 +158,16 @@ class VectorStream:
             self._pending.clear()
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
+        return self.ranking(query, top_k, filters).results
+
+    def ranking(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> Ranking:
+        """`search`'s results, and the clipped cosine of any other embedded document for the fusion."""
         query_vector = self._query_vector(query)
         with self._lock:
             if not self._documents:
-                return []
+                return Ranking([])
             scores = _scores(self._rows[: len(self._documents)], query_vector)
-            return top_results(np.maximum(scores, 0.0), self._documents, top_k, filters)
+            return ranking(np.maximum(scores, 0.0), self._documents, self._row_of, top_k, filters)
 
     def _query_vector(self, query: str) -> np.ndarray:
         """Embedding a query is most of a dense search; editors ask the same one again (a search, then its

@@ -7,6 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
+from ragls.index.ranking import Ranking
 from ragls.model import Document, SearchResult
 
 RRF_K = 60
@@ -14,7 +17,11 @@ log = logging.getLogger(__name__)
 
 
 class SearchStream(Protocol):
-    """Anything that ranks documents for a query."""
+    """Anything that ranks documents for a query.
+
+    A stream that can also score documents it did not list has a `ranking(query, top_k, filters)` method
+    returning a `Ranking`; the fusion then counts its score for every candidate (`ranking_of`).
+    """
 
     name: str
 
@@ -44,8 +51,30 @@ def normalized_scores(results: Sequence[SearchResult]) -> list[float]:
     return [result.score * scale if result.score > 0.0 else 0.0 for result in results]
 
 
+def normalized_everywhere(scores: np.ndarray, results: Sequence[SearchResult]) -> np.ndarray:
+    """`normalized_scores` for any candidate's score in a stream, listed or not: over the best it listed."""
+    best = max((result.score for result in results), default=0.0)
+    if best <= 0.0:
+        return np.zeros(len(scores))
+    return np.where(scores > 0.0, scores * (1.0 / best), 0.0)
+
+
 # The most one stream's result can contribute (before its weight), by fusion: what `relevance` divides by.
 FUSION_CEILINGS: dict[Fusion, float] = {reciprocal_ranks: 1.0 / (RRF_K + 1), normalized_scores: 1.0}
+# How a fusion counts the score of a candidate a stream did not list; one without an entry counts 0 (a rank
+# fusion cannot place it).
+FILL_INS: dict[Fusion, Callable[[np.ndarray, Sequence[SearchResult]], np.ndarray]] = {
+    normalized_scores: normalized_everywhere
+}
+
+
+def ranking_of(stream: SearchStream, query: str, top_k: int, filters: Mapping[str, Any] | None) -> Ranking:
+    """The stream's `ranking` where it has one, else its results alone."""
+    ranks = getattr(stream, "ranking", None)
+    if ranks is not None:
+        ranked: Ranking = ranks(query, top_k, filters)
+        return ranked
+    return Ranking(stream.search(query, top_k, filters))
 
 
 @dataclass(frozen=True)
@@ -64,6 +93,10 @@ class WeightedStream:
 
 class HybridRetriever:
     """Asks each stream for 2 x topK (or `min_depth` if more) and sums weight x fusion(stream's results).
+
+    A candidate is anything a stream listed; a stream with a `Ranking.scores_of` also gives its score of the
+    candidates it did not list (by `FILL_INS`: normalized by its best, as if listed), so a candidate ranked
+    101st by one stream is not counted 0 there.
 
     The default fusion is the contract's sum(weight / (60 + rank + 1)), rank from 0. With `relevance`, the
     fused score is divided by the most it could be (every active stream's weight times the fusion's best
@@ -96,34 +129,54 @@ class HybridRetriever:
         return HybridRetrieverBuilder()
 
     def retrieve(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
-        fused: dict[str, float] = {}
-        documents: dict[str, Document] = {}
         depth = max(2 * top_k, self.min_depth)
+        answered, active_weight = self._rankings(query, depth, filters)
+        documents = {result.document.id: result.document for _, ranked in answered for result in ranked.results}
+        ids = list(documents)
+        fused = np.zeros(len(ids))
+        for weighted, ranked in answered:
+            contributions = self._contributions(ranked, ids)
+            if weighted.power != 1.0:
+                contributions = contributions**weighted.power
+            fused += weighted.weight * contributions
+        ceiling = active_weight * FUSION_CEILINGS[self.fusion] if self.relevance else 1.0
+        scale = 1.0 / ceiling if ceiling > 0.0 else 1.0
+        prior = self.prior
+        scores: dict[str, float] = {}
+        for document_id, score in zip(ids, fused.tolist(), strict=True):
+            factor = prior(documents[document_id].metadata.get("file")) if prior is not None else 1.0
+            scores[document_id] = score * scale * factor
+        ranked_ids = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        return self._diversify(ranked_ids, documents, top_k)
+
+    def _rankings(
+        self, query: str, depth: int, filters: Mapping[str, Any] | None
+    ) -> tuple[list[tuple[WeightedStream, Ranking]], float]:
+        """Each active stream's ranking (a stream that fails is skipped), and the sum of their weights."""
+        answered: list[tuple[WeightedStream, Ranking]] = []
         active_weight = 0.0
         for weighted in self.streams:
             if not getattr(weighted.stream, "active", True):
                 continue
             try:
-                results = weighted.stream.search(query, depth, filters)
+                ranked = ranking_of(weighted.stream, query, depth, filters)
             except Exception:
                 log.exception("search stream %s failed; skipping it", getattr(weighted.stream, "name", "?"))
                 continue
             active_weight += weighted.weight
-            contributions = self.fusion(results)
-            if weighted.power != 1.0:
-                contributions = [contribution**weighted.power for contribution in contributions]
-            for result, contribution in zip(results, contributions, strict=True):
-                document_id = result.document.id
-                documents[document_id] = result.document
-                fused[document_id] = fused.get(document_id, 0.0) + weighted.weight * contribution
-        ceiling = active_weight * FUSION_CEILINGS[self.fusion] if self.relevance else 1.0
-        scale = 1.0 / ceiling if ceiling > 0.0 else 1.0
-        prior = self.prior
-        for document_id, score in fused.items():
-            factor = prior(documents[document_id].metadata.get("file")) if prior is not None else 1.0
-            fused[document_id] = score * scale * factor
-        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        return self._diversify(ranked, documents, top_k)
+            answered.append((weighted, ranked))
+        return answered, active_weight
+
+    def _contributions(self, ranked: Ranking, ids: list[str]) -> np.ndarray:
+        """What one stream adds to each candidate, before its weight and power."""
+        fill_in = FILL_INS.get(self.fusion)
+        if fill_in is not None and ranked.scores_of is not None and ranked.results:
+            return fill_in(ranked.scores_of(ids), ranked.results)
+        position = {document_id: n for n, document_id in enumerate(ids)}
+        contributions = np.zeros(len(ids))
+        for result, contribution in zip(ranked.results, self.fusion(ranked.results), strict=True):
+            contributions[position[result.document.id]] = contribution
+        return contributions
 
     def _diversify(
         self, ranked: list[tuple[str, float]], documents: Mapping[str, Document], top_k: int
@@ -213,3 +266,6 @@ class WhenComplete:
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         return self.stream.search(query, top_k, filters) if self.complete() else []
+
+    def ranking(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> Ranking:
+        return ranking_of(self.stream, query, top_k, filters) if self.complete() else Ranking([])

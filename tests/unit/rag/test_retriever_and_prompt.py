@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
+from ragls.index.ranking import Ranking
 from ragls.model import Document, SearchResult
 from ragls.rag.prompt import build_prompt
 from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
@@ -40,6 +42,18 @@ class ScoredStream:
         ]
 
 
+class EveryScoreStream(ScoredStream):
+    """A ScoredStream that, like the index's streams, also gives its score of documents it did not list."""
+
+    def ranking(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> Ranking:
+        scores = dict(self.scored)
+
+        def scores_of(ids: Sequence[str]) -> np.ndarray:
+            return np.array([scores.get(i, 0.0) for i in ids])
+
+        return Ranking(self.search(query, top_k, filters), scores_of)
+
+
 class BrokenStream:
     name = "broken"
 
@@ -70,6 +84,20 @@ def test_normalized_scores_keep_how_far_ahead_a_stream_s_best_answer_is() -> Non
     scores = {r.document.id: r.score for r in results}
     assert scores == pytest.approx({"a": 1.0 + 0.9, "c": 0.1 + 1.0, "z": 0.0})
     assert [r.document.id for r in results] == ["a", "c", "z"]
+
+
+def test_a_candidate_a_stream_did_not_list_still_gets_its_score_there() -> None:
+    # Asked for 2, bm25 lists a and b; c, its third, is dense's best, and fuses with what bm25 gives it.
+    bm25 = EveryScoreStream("bm25", [("a", 10.0), ("b", 8.0), ("c", 7.0)])
+    dense = EveryScoreStream("dense", [("c", 0.5), ("a", 0.1)])
+    retriever = HybridRetriever.builder().stream(bm25, 1.0).stream(dense, 1.0).fusion(normalized_scores).build()
+    scores = {r.document.id: r.score for r in retriever.retrieve("q", 1)}
+    assert scores == pytest.approx({"c": 0.7 + 1.0})
+    deep = {r.document.id: r.score for r in retriever.retrieve("q", 3)}
+    assert deep == pytest.approx({"c": 1.7, "a": 1.2, "b": 0.8})
+    # A rank fusion cannot place what a stream did not list: it counts 0 there.
+    rrf = HybridRetriever.builder().stream(bm25, 1.0).stream(dense, 1.0).build()
+    assert {r.document.id: r.score for r in rrf.retrieve("q", 1)} == pytest.approx({"a": 1 / 61 + 1 / 62})
 
 
 def test_relevance_is_the_fused_score_over_the_weights_of_the_streams_that_answered() -> None:
