@@ -145,6 +145,12 @@ class VectorStream:
         texts = [searchable_text(d.content, d.metadata) for d in documents]
         return np.asarray(self.provider.embed(texts), dtype=np.float32)
 
+    def known_vectors(self) -> list[tuple[str, np.ndarray]]:
+        """Every vector held, by content hash (the rows' copied), to write into a store made again."""
+        with self._lock:
+            held = [(key, self._rows[rows[0]].copy()) for key, rows in self._rows_of_hash.items()]
+            return [*self.cache.items(), *held]
+
     def clear(self) -> None:
         """Forget every document; their vectors move to the cache, for the documents of a rebuild."""
         with self._lock:

@@ -18,7 +18,7 @@ from typing import Any
 from ragls.rag.generation import Delta, GenerationImage, IndexState
 from ragls.rag.memory import release_free_memory
 from ragls.rag.saver import SerialWorker
-from ragls.rag.store import IndexStore
+from ragls.rag.store import IndexStore, StoredIndex
 
 log = logging.getLogger(__name__)
 SNAPSHOT_MAX_WAIT_SECONDS = 60.0
@@ -65,6 +65,7 @@ class Persistence:
         self._timer_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._captures = self._written = 0
+        self._check_ticket = 0
 
     # ---------------------------------------------------------------- saves
 
@@ -133,6 +134,35 @@ class Persistence:
     def searching(self, now: float) -> bool:
         """Searches are running: one came in the last SEARCH_PAUSE_SECONDS."""
         return now - self.last_search_at < SEARCH_PAUSE_SECONDS
+
+    # ---------------------------------------------------------------- the check behind a snapshot
+
+    def check_soon(self, stored: StoredIndex, snapshot_delay: float) -> None:
+        """Check the store's pages on the saver's thread after a load that took a current snapshot and left them
+        unchecked; the caller holds the index lock.
+
+        Searches answer from the snapshot meanwhile, and the check still comes before anything is written to the
+        store: the saver runs jobs in order. Damage is reported once, and the store is written again from the
+        loaded generation (the snapshot's), as one save of all of it, so nothing is read again.
+        """
+        if self.store is not None and not self.closing:
+            self._check_ticket = self.saver.submit(partial(self._check, self.store, stored, snapshot_delay))
+
+    def _check(self, store: IndexStore, stored: StoredIndex, snapshot_delay: float) -> None:
+        """The job `check_soon` queues: the check, and where it finds damage, the rebuild."""
+        if self.closing and self.last_save < self._check_ticket:
+            # Closing before it ran, and nothing was written since the load: the next load finds the same rows,
+            # and checks them itself where it reads them. A command line search does not wait for it to exit.
+            return
+        damage = store.damage()
+        if damage is None:
+            return
+        self.report(damage)
+        store.discard()
+        self._save(stored.rows(), stored.generation, stored.committed_at, set(stored.manual_ids), snapshot_delay)
+        vectors = self.state.vectors
+        if vectors is not None and self.store is store:  # the discard took them; the session still holds them
+            self.save_vectors(vectors.known_vectors())
 
     # ---------------------------------------------------------------- snapshots
 

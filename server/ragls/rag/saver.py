@@ -72,6 +72,8 @@ class SerialWorker:
                 job()
             except Exception:
                 log.exception("%s: a job failed", self.name)
+            # Not held while the worker waits: a job's arguments may be a whole delta or a loaded generation.
+            del job
             with self._changed:
                 self._finished += 1
                 self._changed.notify_all()

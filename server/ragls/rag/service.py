@@ -177,7 +177,7 @@ class RagService:
 
     def wait_for_saves(self, timeout: float | None = None) -> bool:
         """Until every commit so far is in the store, so another process loads it (`ragls watch` reports a change
-        once it is); False on timeout."""
+        once it is), and a store loaded behind a snapshot is checked; False on timeout."""
         return self._persistence.wait(timeout=timeout)
 
     def clear_hashes(self) -> None:
@@ -252,32 +252,42 @@ class RagService:
     def _load_stored(self, progress: ProgressCallback | None = None) -> bool:
         """Make the stored generation searchable at once; the walk that follows re-reads only changes.
 
-        True when the generation came from the snapshot.
+        True when the generation came from the snapshot; the store's pages behind it are checked on the saver's
+        thread, while searches already run.
         """
-        if self._persistence.store is None:
+        store = self._persistence.store
+        if store is None:
             return False
-        if progress is not None and self._persistence.store.path.exists():
+        if progress is not None and store.path.exists():
             progress(Progress(0, 0, "", "load"))
         try:
-            stored = self._persistence.store.load()
+            stored = self._read_stored(store)
         except StoreError as exc:
             self._report(str(exc))
-            self._persistence.store.discard()
+            store.discard()
             return False
         finally:
-            for notice in self._persistence.store.notices:
+            for notice in store.notices:
                 self._report(notice)
-            self._persistence.store.notices.clear()
-        if stored is not None:
-            if self.state.vectors is not None:
-                self.state.vectors.cache.update(self._persistence.store.load_vectors(self.state.vectors.provider.model))
-            if stored.image is not None:
-                stored = self._install_snapshot(stored)
-            if stored.delta is not None:
-                self.state.restore(stored.delta, stored.generation, stored.committed_at)
-            self.state.skipped_files = dict(stored.skipped)
-            self._manual_ids = set(stored.manual_ids)
-        return stored is not None and stored.image is not None
+            store.notices.clear()
+        if stored is None:
+            return False
+        if stored.delta is not None:
+            self.state.restore(stored.delta, stored.generation, stored.committed_at)
+        self.state.skipped_files = dict(stored.skipped)
+        self._manual_ids = set(stored.manual_ids)
+        if stored.image is not None:
+            self._persistence.check_soon(stored, SNAPSHOT_AFTER_RUN_SECONDS)
+        return stored.image is not None
+
+    def _read_stored(self, store: IndexStore) -> StoredIndex | None:
+        """The stored generation with its vectors, a snapshot's installed; raises StoreError for a damaged store."""
+        stored = store.load()
+        if stored is not None and self.state.vectors is not None:
+            self.state.vectors.cache.update(store.load_vectors(self.state.vectors.provider.model))
+        if stored is not None and stored.image is not None:
+            stored = self._install_snapshot(stored)
+        return stored
 
     def _prepare_symbols(self) -> None:
         """Build the symbol index's joined columns beside the walk that follows a load."""

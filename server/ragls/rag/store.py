@@ -85,6 +85,21 @@ class StoredIndex:
     manual_ids: list[str]
     skipped: dict[str, SkippedFile]
 
+    def rows(self) -> Delta:
+        """A delta that writes this generation into an empty store: how the rows behind a snapshot that were
+        found damaged are rebuilt from the generation in memory, with nothing read again."""
+        if self.image is None:
+            assert self.delta is not None
+            return self.delta
+        files = self.image.files
+        return Delta(
+            add=list(self.image.documents),
+            records=dict(files),
+            symbols=list(self.image.symbols),
+            symbol_files=list(files),
+            skipped=dict(self.skipped),
+        )
+
 
 @dataclass(frozen=True)
 class StoreInfo:
@@ -140,17 +155,17 @@ class IndexStore:
         return self.path.parent / snapshot.SNAPSHOT_FILE
 
     def load(self) -> StoredIndex | None:
-        """The stored generation, or None when there is none (or it was made by another recipe)."""
+        """The stored generation, or None when there is none (or it was made by another recipe).
+
+        The pages are checked here only when the rows are read. Behind a current snapshot they are not, and the
+        check (2 s on the Linux kernel's 1 GB store with a warm page cache, 32 s cold) is left to `damage`, which
+        the session runs after the load, off the restart's path.
+        """
         if not self.path.exists():
             return None
         try:
             with self._lock:
                 connection = self._connect()
-                # Damaged pages are found here, once per load, not later in a search or a save that fails
-                # (43 ms for Django's 88 MB store); the caller reports the damage and rebuilds.
-                damage = connection.execute("PRAGMA quick_check").fetchone()[0]
-                if damage != "ok":
-                    raise StoreError(f"the index store {self.path} is damaged ({damage}); rebuilding it")
                 meta = _read_meta(connection)
                 if not meta:
                     # Every save writes meta with its rows: a store without it was cut short or emptied.
@@ -168,6 +183,7 @@ class IndexStore:
                 if image is not None:
                     delta, generation, committed_at = None, image.generation, image.committed_at
                 else:
+                    _check_pages(connection, self.path)
                     delta, generation = _read_delta(connection), int(meta.get("generation", "0"))
                     committed_at = meta.get("committedAt") or None
                 return StoredIndex(
@@ -181,7 +197,21 @@ class IndexStore:
         except StoreError:
             raise
         except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
-            raise StoreError(f"the index store {self.path} is unreadable ({exc}); rebuilding it") from exc
+            raise _load_error(self.path, exc) from exc
+
+    def damage(self) -> str | None:
+        """What is wrong with the store's pages, as the notice to tell the user, or None when they are sound.
+
+        On a connection of its own, read-only: the session's connection stays free for vectors meanwhile.
+        """
+        try:
+            with contextlib.closing(sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True)) as connection:
+                _check_pages(connection, self.path)
+        except StoreError as exc:
+            return str(exc)
+        except sqlite3.DatabaseError as exc:
+            return f"the index store {self.path} is damaged ({exc}); rebuilding it"
+        return None
 
     def save(
         self,
@@ -262,9 +292,12 @@ class IndexStore:
 
     def load_vectors(self, model: str) -> dict[str, np.ndarray]:
         """Every stored vector of one model; vectors of other models never mix in."""
-        with self._lock:
-            rows = self._connect().execute("SELECT hash, vector FROM vectors WHERE model = ?", (model,))
-            return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows}
+        try:
+            with self._lock:
+                rows = self._connect().execute("SELECT hash, vector FROM vectors WHERE model = ?", (model,))
+                return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows}
+        except sqlite3.DatabaseError as exc:  # read before the pages are checked: damage shows here first
+            raise _load_error(self.path, exc) from exc
 
     def discard(self) -> None:
         """Delete the store (a corrupt one, or on `clear`)."""
@@ -372,6 +405,22 @@ def _db_text(text: str | None) -> str | bytes | None:
 def _text(value: str | bytes) -> str:
     """What `_db_text` stored, as the string it was given."""
     return value.decode("utf-8", _SURROGATES) if isinstance(value, bytes) else value
+
+
+def _check_pages(connection: sqlite3.Connection, path: Path) -> None:
+    """Raise StoreError for damaged pages, so they are found once, not later in a search or a save that fails
+    (43 ms for Django's 88 MB store)."""
+    damage = connection.execute("PRAGMA quick_check").fetchone()[0]
+    if damage != "ok":
+        raise StoreError(f"the index store {path} is damaged ({damage}); rebuilding it")
+
+
+def _load_error(path: Path, exc: Exception) -> StoreError:
+    """Why a store could not be loaded. Behind a current snapshot its pages are read before they are checked, so
+    a damaged one fails a read (SQLITE_CORRUPT): that is told as damage, as the check would have told it."""
+    if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CORRUPT:
+        return StoreError(f"the index store {path} is damaged ({exc}); rebuilding it")
+    return StoreError(f"the index store {path} is unreadable ({exc}); rebuilding it")
 
 
 def _read_meta(connection: sqlite3.Connection) -> dict[str, str]:

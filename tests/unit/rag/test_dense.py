@@ -15,6 +15,8 @@ from ragls.index.tokenize import searchable_text
 from ragls.index.vectors import RECENT_QUERIES, SPLIT_ROWS, VectorStream
 from ragls.model import Document
 from ragls.rag.service import RagService
+from ragls.rag.store import store_path
+from tests.robustness.test_store_damage import damage_what_a_snapshot_load_skips
 
 FILES = {
     "a.py": "def alpha_handler(request):\n    return request.alpha\n",
@@ -249,3 +251,19 @@ def test_a_large_matrix_ranks_as_one_product_would() -> None:
         np.testing.assert_allclose([r.score for r in results], np.sort(scores)[::-1][:10], rtol=1e-5)
         for result in results:  # each score belongs to its document (ties may come in any order)
             assert abs(result.score - scores[int(result.document.id[1:])]) < 1e-5
+
+
+def test_vectors_are_kept_when_the_store_behind_a_snapshot_is_rebuilt(tmp_path: Path) -> None:
+    root, cache = embedded_and_closed(tmp_path)
+    damage_what_a_snapshot_load_skips(store_path(str(cache), root.resolve()))
+    second = persisted(root, cache, SlowCountingEmbedding())
+    second.index_directory()
+    second.wait_for_saves()
+    assert ["damaged" in notice for notice in second.take_notices()] == [True]
+    second.close()
+    third_provider = SlowCountingEmbedding()
+    third = persisted(root, cache, third_provider)
+    third.index_directory()
+    assert wait_complete(third)["embedded"] == third.status().chunks
+    assert third_provider.texts == 0  # the rebuilt store has every vector the session held
+    third.close()
