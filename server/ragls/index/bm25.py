@@ -147,11 +147,14 @@ class BM25Stream:
         with self._lock:
             self._postings.ensure_room()
 
-    def load_index(self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None]) -> None:
-        """Replace the index with a snapshot's (a view follows its knowledge base instead)."""
+    def load_index(
+        self, arrays: Mapping[str, np.ndarray], documents: Sequence[Document | None], like: Postings | None = None
+    ) -> None:
+        """Replace the index with a snapshot's (a view follows its knowledge base instead); `like`: an index over
+        the same slots to share the documents with (`Postings.load`)."""
         if self._owns_postings:
             with self._lock:
-                self._postings.load(arrays, documents)
+                self._postings.load(arrays, documents, like)
 
     def clear(self) -> None:
         if not self._owns_postings:

@@ -40,7 +40,8 @@ class InMemoryKnowledgeBase:
 
     def __init__(self, tokenizer: Tokenizer = code_tokens) -> None:
         self.tokenizer = tokenizer
-        self._documents: dict[str, Document] = {}
+        # The postings hold the documents (by slot, with an id -> slot map): no second map of them here, which
+        # every edit would copy (the Linux kernel's 865,000).
         self._postings = Postings()
         self._lock = threading.RLock()
 
@@ -51,7 +52,12 @@ class InMemoryKnowledgeBase:
         self.replace_documents((), documents)
 
     def get_document(self, document_id: str) -> Document | None:
-        return self._documents.get(document_id)
+        return self._postings.get(document_id)
+
+    def documents(self) -> list[Document]:
+        """The live documents, in slot order."""
+        with self._lock:
+            return [d for d in self._postings.documents if d is not None]
 
     def remove_document(self, document_id: str) -> bool:
         return bool(self.replace_documents([document_id], []))
@@ -64,21 +70,17 @@ class InMemoryKnowledgeBase:
         `terms` may carry each added document's term counts, tokenized ahead of time; each is taken out as used.
         """
         with self._lock:
-            removed = [self._documents.pop(i) for i in remove_ids if i in self._documents]
-            replaced = [self._documents[d.id] for d in add if d.id in self._documents]
+            postings = self._postings
+            removed = [d for d in (postings.remove(i) for i in dict.fromkeys(remove_ids)) if d is not None]
+            replaced = [d for d in (postings.get(a.id) for a in add) if d is not None]
             try:
-                for document in removed:
-                    self._postings.remove(document.id)
                 for document in add:
-                    self._postings.add(document, self._terms(document, terms))
-                    self._documents[document.id] = document
+                    postings.add(document, self._terms(document, terms))
             except BaseException:
                 for document in add:
-                    self._postings.remove(document.id)
-                    self._documents.pop(document.id, None)
+                    postings.remove(document.id)
                 for document in [*removed, *replaced]:
-                    self._postings.add(document, self._terms(document))
-                    self._documents[document.id] = document
+                    postings.add(document, self._terms(document))
                 raise
             finally:
                 self._postings.refresh()
@@ -93,19 +95,15 @@ class InMemoryKnowledgeBase:
         here until install, which takes constant time, so a failure while staging leaves this store as it was.
         """
         postings = self._postings.copy()
-        documents = dict(self._documents)
         for document_id in remove_ids:
-            if documents.pop(document_id, None) is not None:
-                postings.remove(document_id)
+            postings.remove(document_id)
         for document in add:
             postings.add(document, self._terms(document, terms))
-            documents[document.id] = document
         postings.refresh()
 
         def install() -> None:
             with self._lock:
                 self._postings.swap_in(postings)
-                self._documents = documents
 
         return install
 
@@ -145,8 +143,8 @@ class InMemoryKnowledgeBase:
         with self._lock:
             candidates = [
                 d
-                for d in self._documents.values()
-                if d.embedding is not None and len(d.embedding) == query.size and matches(d, filters)
+                for d in self._postings.documents
+                if d is not None and d.embedding is not None and len(d.embedding) == query.size and matches(d, filters)
             ]
         if not candidates or not np.any(query):
             return []
@@ -164,7 +162,6 @@ class InMemoryKnowledgeBase:
         """Replace everything with a snapshot's index (documents in slot order, None for dead slots)."""
         with self._lock:
             self._postings.load(arrays, documents)
-            self._documents = {d.id: d for d in documents if d is not None}
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -181,11 +178,10 @@ class InMemoryKnowledgeBase:
         return self._postings, self._lock
 
     def size(self) -> int:
-        return len(self._documents)
+        return self._postings.n_alive
 
     def clear(self) -> None:
         with self._lock:
-            self._documents.clear()
             self._postings.clear()
 
     def _terms(self, document: Document, terms: TermTable | None = None) -> list[str] | TermCounts:

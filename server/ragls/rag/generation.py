@@ -277,7 +277,9 @@ class IndexState:
         """Make a saved image the current generation, number and time included."""
         documents = image.documents
         with self.lock.writing():
-            self.knowledge_base.load_index(image.index, _at(documents, image.index_slots))
+            in_slots = _at(documents, image.index_slots)
+            self.knowledge_base.load_index(image.index, in_slots)
+            loaded = self.knowledge_base.shared_index()[0]
             for stream, arrays, slots in (
                 (self.names, image.names, image.names_slots),
                 (self.code, image.code, image.code_slots),
@@ -285,7 +287,8 @@ class IndexState:
                 if stream is None:
                     continue
                 if arrays is not None and slots is not None:
-                    stream.load_index(arrays, _at(documents, slots))
+                    same = np.array_equal(slots, image.index_slots)  # the usual case: every commit changes all alike
+                    stream.load_index(arrays, in_slots if same else _at(documents, slots), loaded)
                 else:  # a snapshot written without this stream: index its documents again
                     stream.clear()
                     stream.replace_documents((), documents)

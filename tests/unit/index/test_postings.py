@@ -178,3 +178,47 @@ def test_a_rebuild_that_drops_dead_slots_leaves_room_for_the_next_edit() -> None
     assert all(np.shares_memory(view, column.values()) for view, column in zip(before, columns, strict=True))
     live = {document.id: (document, terms) for document, terms in [*documents[25:], late]}
     assert _answers(postings) == _answers(_fresh(live))
+
+
+def test_indexes_loaded_over_the_same_slots_share_their_documents_until_one_changes() -> None:
+    rng = random.Random(5)
+    first = Postings()
+    second = Postings(first.vocabulary)
+    for i in range(200):
+        document, terms = _document(rng, f"d{i}")
+        first.add(document, terms)
+        second.add(document, terms[:3])
+    first.refresh()
+    second.refresh()
+    arrays = [{name: np.array(value) for name, value in p.export().items()} for p in (first, second)]
+    loaded_first = Postings()
+    loaded_second = Postings(loaded_first.vocabulary)
+    loaded_first.load(arrays[0], first.documents)
+    loaded_second.load(arrays[1], second.documents, like=loaded_first)
+    assert loaded_second.documents is loaded_first.documents and loaded_second.slot_of is loaded_first.slot_of
+    assert _answers(loaded_first) == _answers(first) and _answers(loaded_second) == _answers(second)
+
+    loaded_second.remove("d7")  # a change in place: the other index keeps its documents
+    loaded_second.add(Document("late", "zebra", {}), ["zebra"])
+    loaded_second.refresh()
+    assert loaded_first.get("d7") is not None and loaded_first.get("late") is None
+    assert loaded_second.get("d7") is None and loaded_second.get("late") is not None
+    assert _answers(loaded_first) == _answers(first)
+    loaded_first.remove("d8")
+    assert loaded_second.get("d8") is not None and loaded_first.n_alive == 199
+
+
+def test_a_load_over_other_slots_keeps_its_own_documents() -> None:
+    rng = random.Random(6)
+    first, other = Postings(), Postings()
+    for i in range(50):
+        first.add(*_document(rng, f"d{i}"))
+        other.add(*_document(rng, f"o{i}"))
+    first.refresh()
+    other.refresh()
+    loaded = Postings()
+    loaded.load({name: np.array(value) for name, value in first.export().items()}, first.documents)
+    loaded_other = Postings()
+    loaded_other.load({name: np.array(value) for name, value in other.export().items()}, other.documents, like=loaded)
+    assert loaded_other.documents is not loaded.documents and loaded_other.get("o3") is not None
+    assert loaded.get("o3") is None

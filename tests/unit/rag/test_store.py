@@ -142,7 +142,7 @@ def test_a_store_of_schema_3_with_plain_texts_loads_without_a_rebuild(tmp_path: 
     path = store_path(str(cache), root)
     path.parent.joinpath(SNAPSHOT_FILE).unlink()  # a snapshot of schema 3 names it: never used by schema 4
     with contextlib.closing(sqlite3.connect(path)) as connection, connection:  # as schema 3 wrote it
-        texts = {chunk_id: d.content for chunk_id, d in first.state.knowledge_base._documents.items()}
+        texts = {d.id: d.content for d in first.state.knowledge_base.documents()}
         connection.executemany("UPDATE chunks SET content = ? WHERE id = ?", [(t, i) for i, t in texts.items()])
         connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
     migrated = service(root, cache)
@@ -291,8 +291,8 @@ def test_a_snapshot_reads_its_texts_back_whole_whatever_the_block(
     first = service(root, cache)
     first.index_directory()
     first.close()
-    expected = {d.id: d.content for d in first.state.knowledge_base._documents.values()}
-    held = {d.id: d.packed_content for d in first.state.knowledge_base._documents.values()}
+    expected = {d.id: d.content for d in first.state.knowledge_base.documents()}
+    held = {d.id: d.packed_content for d in first.state.knowledge_base.documents()}
     monkeypatch.setattr(snapshot_module, "TEXT_BLOCK_BYTES", block_bytes)
     image = stored_image(service(root, cache))
     assert image is not None
