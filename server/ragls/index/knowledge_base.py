@@ -71,7 +71,7 @@ class InMemoryKnowledgeBase:
         """
         with self._lock:
             postings = self._postings
-            removed = [d for d in (postings.remove(i) for i in dict.fromkeys(remove_ids)) if d is not None]
+            removed = [d for d in (postings.remove(i) for i in remove_ids) if d is not None]
             replaced = [d for d in (postings.get(a.id) for a in add) if d is not None]
             try:
                 for document in add:

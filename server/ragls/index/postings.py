@@ -353,7 +353,7 @@ class Postings:
         Loads in place, since views (a BM25 ranking of the knowledge base) share this object. An index over a
         shared vocabulary loads after the one that owns it, whose load brought the terms. `like`: an index
         loaded over the very same slots, whose documents and id -> slot map this one shares until either
-        changes (the Linux kernel's three maps of 865,000 ids took 2.1 s and 120 MB).
+        changes (on the Linux kernel, making three maps of 865,000 ids took 2.1 s of the load).
         """
         if self.owns_vocabulary != ("terms" in arrays):
             raise ValueError("the saved index and this one keep their terms differently")
@@ -363,7 +363,7 @@ class Postings:
         n_terms = len(self.vocabulary)
         postings = Postings(self.vocabulary)
         postings.owns_vocabulary = self.owns_vocabulary
-        if like is not None and _same_slots(like.documents, documents):
+        if like is not None and same_documents(like.documents, documents):
             postings.documents, postings.slot_of = like.documents, like.slot_of
             postings._lists_shared = like._lists_shared = True
         else:
@@ -408,7 +408,8 @@ class Postings:
         self.swap_in(postings)
 
 
-def _same_slots(documents: Sequence[Document | None], others: Sequence[Document | None]) -> bool:
+def same_documents(documents: Sequence[Document | None], others: Sequence[Document | None]) -> bool:
+    """The very same document objects in the same slots (no comparison by id: identity is what is shared)."""
     return len(documents) == len(others) and all(map(operator.is_, documents, others))
 
 

@@ -6,7 +6,6 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ import numpy as np
 
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
+from ragls.index.postings import same_documents
 from ragls.index.symbols import SymbolIndex
 from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vectors import VectorStream
@@ -349,9 +349,7 @@ class _Positions:
         self._by_id: dict[str, int] | None = None
 
     def of(self, slot_documents: Sequence[Document | None]) -> np.ndarray:
-        if len(slot_documents) == len(self._slot_documents) and all(
-            map(operator.is_, slot_documents, self._slot_documents)
-        ):
+        if same_documents(slot_documents, self._slot_documents):
             return self.of_knowledge_base.copy()
         if self._by_id is None:
             self._by_id = {d.id: i for i, d in enumerate(self._documents)}
