@@ -451,6 +451,8 @@ def _publish(args: argparse.Namespace) -> int:
     )
     if report.vector_model is not None:
         out(f"vectors of {report.vector_model}: wrote {report.written_vectors}")
+    base = ", built on the last generation's" if report.from_snapshot else ""
+    out(f"snapshot for fresh readers: {report.snapshot_bytes / 2**20:,.1f} MB{base}")
     return EXIT_OK
 
 

@@ -187,7 +187,7 @@ class Symbol(NamedTuple):
 
 # The phases of an index run, in order: the stored index loaded, the folder walked, files read and chunked,
 # the new generation built, and it saved. A long first index is never silent in any of them.
-PHASES = ("load", "walk", "read", "index", "save")
+PHASES = ("load", "shared", "walk", "read", "index", "save")
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +204,8 @@ class Progress:
         """The run's state in words, for a progress bar or an editor's progress message."""
         if self.phase == "load":
             return "loading the stored index"
+        if self.phase == "shared":  # counted in MiB
+            return f"downloading the shared index: {self.indexed_files:,} of {self.total_files:,} MB"
         if self.phase == "walk":
             return f"walking the folder: {self.indexed_files:,} files found"
         if self.phase == "index":

@@ -124,6 +124,16 @@ class GenerationImage:
     code: dict[str, np.ndarray] | None = None
     code_slots: np.ndarray | None = None
 
+    def as_delta(self) -> Delta:
+        """A delta that writes this generation into an empty store (its documents, files and symbols), with nothing
+        read again: the rows behind a snapshot found damaged, or a shared snapshot's rows in a reader's own store."""
+        return Delta(
+            add=list(self.documents),
+            records=dict(self.files),
+            symbols=list(self.symbols),
+            symbol_files=list(self.files),
+        )
+
 
 class DocumentStore(Protocol):
     """What a generation swap needs of a store: an atomic replace that returns what it removed."""

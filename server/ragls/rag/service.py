@@ -90,7 +90,7 @@ class RagService:
         self.root = root.resolve() if root else None
         self._persist = persist
         self.notices: list[str] = []
-        self.state = _new_state(self.settings, embedding)
+        self.state = new_state(self.settings, embedding)
         self._index_lock = threading.Lock()
         self._persistence = Persistence(self._open_store(self.root), self.state, self._index_lock, self._report)
         self.freshness = Freshness(self.settings.recency, self.settings.open_files_boost)
@@ -132,7 +132,7 @@ class RagService:
             if self._indexer is None and root == self.root:
                 self._indexer = Indexer(root, self.settings)
                 loaded_snapshot = self._load_stored(progress)
-                self._load_shared(root)
+                loaded_snapshot = self._load_shared(root, progress) or loaded_snapshot
                 threading.Thread(target=self._prepare_symbols, name="ragls-symbols", daemon=True).start()
             elif self._indexer is None or root != self._indexer.root:
                 self._start_over(root, forget_files=True)
@@ -294,14 +294,20 @@ class RagService:
         with self.state.lock.reading():
             self.state.symbols.prepare()
 
-    def _load_shared(self, root: Path) -> None:
-        """With `sharedIndex`, commit the published rows this session lacks; the walk then keeps those that match."""
+    def _load_shared(self, root: Path, progress: ProgressCallback | None = None) -> bool:
+        """With `sharedIndex`, install the published generation (a session that holds nothing yet) or commit the
+        published rows this session lacks; the walk then keeps those that match. True where an image was
+        installed, whose mapped forward postings get room after the walk."""
         if self.settings.shared_index is None:
-            return
+            return False
         from ragls.rag.shared.reader import load_shared  # psycopg only where a shared index is set
         from ragls.rag.shared.sync import SharedSync
 
-        loaded = load_shared(root, self.settings, self.state)
+        def downloaded(done: int, total: int) -> None:
+            if progress is not None:
+                progress(Progress(done >> 20, total >> 20, "", "shared"))
+
+        loaded = load_shared(root, self.settings, self.state, downloaded)
         self._shared = SharedSync(
             root,
             self.settings,
@@ -311,16 +317,21 @@ class RagService:
             self._persistence.save_vectors,
             loaded.unreachable,
         )
-        for message in (loaded.warning, loaded.notice):
+        for message in (loaded.warning, *loaded.notices):
             if message is not None:
                 self._report(message)
         if loaded.vectors and self.state.vectors is not None:
             # In the cache before the commit, so the published chunks take their vectors instead of waiting for them.
             self.state.vectors.cache.update(loaded.vectors)
             self._persistence.save_vectors(list(loaded.vectors.items()))
+        if loaded.image is not None:
+            self.state.install(loaded.image)  # searchable at once; complete after the walk
+            self._persistence.queue(loaded.image.as_delta(), self._manual_ids, SNAPSHOT_QUIET_SECONDS)
+            return True
         if loaded.delta is not None and not loaded.delta.is_empty():
             self.state.commit(loaded.delta, count_generation=False)  # searchable at once; complete after the walk
             self._persistence.queue(loaded.delta, self._manual_ids, SNAPSHOT_QUIET_SECONDS)
+        return False
 
     def _install_snapshot(self, stored: StoredIndex) -> StoredIndex:
         """Install the snapshot's image; one that does not fit together is reported, removed, and the rows used."""
@@ -504,7 +515,8 @@ def _store_recipe(settings: Settings) -> str:
     return f"{EXTRACTOR_VERSION}|{sorted(CHUNKER_VERSIONS.items())}|{shape}|{settings.tokenizer}"
 
 
-def _new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
+def new_state(settings: Settings, embedding: EmbeddingProvider | None) -> IndexState:
+    """An empty index with the streams the settings ask for: a session's, and the one a publish snapshots."""
     tokenizer = tokenizer_for(settings.tokenizer)
     weights = settings.weights
     knowledge_base = InMemoryKnowledgeBase(tokenizer)

@@ -91,14 +91,9 @@ class StoredIndex:
         if self.image is None:
             assert self.delta is not None
             return self.delta
-        files = self.image.files
-        return Delta(
-            add=list(self.image.documents),
-            records=dict(files),
-            symbols=list(self.image.symbols),
-            symbol_files=list(files),
-            skipped=dict(self.skipped),
-        )
+        delta = self.image.as_delta()
+        delta.skipped = dict(self.skipped)
+        return delta
 
 
 @dataclass(frozen=True)

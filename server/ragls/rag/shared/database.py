@@ -17,7 +17,7 @@ from ragls.errors import RaglsError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CONNECT_TIMEOUT_SECONDS = 5
 # Serializes migrations across publishers (an arbitrary key: "ragls" in ASCII).
 MIGRATION_LOCK = 0x7261676C73
@@ -77,6 +77,19 @@ CREATE TABLE ragls.symbols (
     # The embedding model whose vectors cover every chunk of a generation (null: published without vectors). The
     # vectors themselves are in `ragls.vectors`, created apart (vectors.py) since it needs pgvector.
     2: "ALTER TABLE ragls.generations ADD COLUMN vector_model text;",
+    # The generation as one snapshot file (snapshots.py), for readers that start with nothing: its parts, and
+    # the length and SHA-256 a download must add up to. Stored uncompressed: its texts are packed already.
+    3: """
+ALTER TABLE ragls.generations ADD COLUMN snapshot_bytes bigint, ADD COLUMN snapshot_sha256 text;
+CREATE TABLE ragls.snapshots (
+    name text NOT NULL,
+    generation bigint NOT NULL,
+    part integer NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (name, generation, part),
+    FOREIGN KEY (name, generation) REFERENCES ragls.generations (name, generation) ON DELETE CASCADE);
+ALTER TABLE ragls.snapshots ALTER COLUMN data SET STORAGE EXTERNAL;
+""",
 }
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))
 

@@ -1,15 +1,18 @@
 """`ragls publish`: write a commit's index as a new generation of a shared index, reusing unchanged files' rows.
 
-Staging (walk, read, chunk, tokenize) runs before any write and outside any transaction; the write is one
-transaction that adds the changed files' rows (and, with an embedding provider, the vectors of every chunk that
-lacks one of its model), marks the replaced ones dead, records the generation, switches
-the index to it and prunes old generations. A publish that fails or is killed at any point leaves the previous
-generation current and whole: PostgreSQL rolls the transaction back.
+Staging (walk, read, chunk, tokenize) runs over the last generation's whole index (its snapshot, else its rows)
+before any write and outside any transaction, and the new generation is committed into that index and written
+as a snapshot file (snapshots.py); the write is one transaction that adds the changed files' rows (and, with an
+embedding provider, the vectors of every chunk that lacks one of its model), marks the replaced ones dead,
+records the generation with its snapshot, switches the index to it and prunes old generations. A publish that
+fails or is killed at any point leaves the previous generation current and whole: PostgreSQL rolls the
+transaction back.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -18,17 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls.config import Settings
-from ragls.index.bm25 import BM25Stream
 from ragls.index.embedding import EmbeddingProvider
-from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.tokenize import tokenizer_for
-from ragls.model import Document, Symbol
+from ragls.model import Document, Progress, Symbol
 from ragls.rag.embedding_worker import CoverageCallback
 from ragls.rag.generation import Delta, FileRecord, IndexState
 from ragls.rag.indexer import Indexer, ProgressCallback
 from ragls.rag.shared.database import SharedIndexError, check_name, connect, describe, import_psycopg, migrate, redact
 from ragls.rag.shared.git import folder_prefix, head_commit, is_dirty
+from ragls.rag.shared.rows import rows_delta
+from ragls.rag.shared.snapshots import PublishedSnapshot, download, upload, write_file
 from ragls.rag.shared.vectors import StagedVectors, ensure_table, stage_vectors, write_staged_vectors
+from ragls.rag.snapshot import SnapshotError
 
 if TYPE_CHECKING:
     import psycopg
@@ -55,6 +58,9 @@ class PublishReport:
     # The embedding model whose vectors now cover every chunk (None: published without vectors).
     vector_model: str | None = None
     written_vectors: int = 0
+    # The size of the generation's snapshot, and whether the last generation's was the base (False: its rows).
+    snapshot_bytes: int = 0
+    from_snapshot: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,11 +130,22 @@ def publish(
     try:
         migrate(connection)
         current, live = _load_live(connection, name, recipe)
-        plan = _plan(root, settings, live, progress)
+        state, from_snapshot = _last_generation(connection, name, current, live, settings, recipe)
+        plan = _plan(root, settings, state, live, progress)
         staged = _vectors_staged(connection, plan, live, options.embedding, embedded, warnings, url)
-        with connection.transaction():
-            where = (commit, folder_prefix(root), recipe)
-            generation, pruned = _write(connection, name, current, plan, where, options.keep, staged)
+        if progress is not None:
+            progress(Progress(0, len(plan.records), "", "index"))
+        state.commit(_published(plan, state))
+        if progress is not None:
+            progress(Progress(0, 0, "", "save"))
+        with tempfile.TemporaryDirectory(prefix="ragls-publish-") as directory:
+            snapshot_file = write_file(state.image(), Path(directory), recipe)
+            del state  # the file holds it now
+            with connection.transaction():
+                where = (commit, folder_prefix(root), recipe)
+                generation, pruned, snapshot_bytes = _write(
+                    connection, name, current, plan, where, options.keep, staged, snapshot_file
+                )
     except psycopg.Error as exc:
         raise SharedIndexError(
             f"publishing {name} to {describe(url)} failed ({redact(str(exc), url)}); "
@@ -150,6 +167,8 @@ def publish(
         warnings,
         staged.model if staged else None,
         staged.written if staged else 0,
+        snapshot_bytes,
+        from_snapshot,
     )
 
 
@@ -177,15 +196,46 @@ def _load_live(connection: psycopg.Connection[Any], name: str, recipe: str) -> t
     return current, live
 
 
-def _plan(root: Path, settings: Settings, live: dict[str, _LiveFile], progress: ProgressCallback | None) -> _Plan:
-    """Walk and stage the folder as an index run would, over the live files' fingerprints (their chunks are not
-    re-made), and decide what the write transaction writes."""
-    tokenizer = tokenizer_for(settings.tokenizer)
-    knowledge_base = InMemoryKnowledgeBase(tokenizer)
-    state = IndexState(knowledge_base, BM25Stream.over(knowledge_base))
-    state.files = {
-        path: FileRecord(file.fingerprint, None, [], file.decoded_chars, file.n_symbols) for path, file in live.items()
-    }
+def _last_generation(
+    connection: psycopg.Connection[Any],
+    name: str,
+    current: int | None,
+    live: dict[str, _LiveFile],
+    settings: Settings,
+    recipe: str,
+) -> tuple[IndexState, bool]:
+    """The current generation's whole index, which the new one is staged and committed over, so that its snapshot
+    holds every file: the current snapshot where it fits the live files, else their rows; True for the former."""
+    from ragls.rag.service import new_state
+
+    state = new_state(settings, None)
+    if current is None or not live:
+        return state, False
+    with connection.transaction():
+        row = connection.execute(
+            "SELECT snapshot_bytes, snapshot_sha256 FROM ragls.generations WHERE name = %s AND generation = %s",
+            (name, current),
+        ).fetchone()
+        if row is not None and row[0] is not None:
+            try:
+                image = download(connection, PublishedSnapshot(name, current, row[0], row[1]), recipe)
+            except SnapshotError:
+                image = None  # rebuilt from the rows below
+            if image is not None and {p: r.fingerprint for p, r in image.files.items()} == {
+                p: f.fingerprint for p, f in live.items()
+            }:
+                state.install(image)
+                return state, True
+        wanted = {path: (file.id, file.fingerprint, file.decoded_chars, file.n_symbols) for path, file in live.items()}
+        state.commit(rows_delta(connection, wanted, state), count_generation=False)
+    return state, False
+
+
+def _plan(
+    root: Path, settings: Settings, state: IndexState, live: dict[str, _LiveFile], progress: ProgressCallback | None
+) -> _Plan:
+    """Walk and stage the folder as an index run would, over the last generation's index (its files' chunks are
+    not re-made where their fingerprints match), and decide what the write transaction writes."""
     delta, _ = Indexer(root, settings).full_run(state, progress)
     documents = {document.id: document for document in delta.add}
     records: dict[str, FileRecord] = {}
@@ -204,6 +254,26 @@ def _plan(root: Path, settings: Settings, live: dict[str, _LiveFile], progress: 
         live[p].n_chunks for p in records if p not in written_set
     )
     return plan
+
+
+def _published(plan: _Plan, state: IndexState) -> Delta:
+    """The staged delta less the files left out of the rows, so that the snapshot holds what the rows hold; with a
+    table of term counts of its own, since a commit takes the counts it indexes and the rows are written after."""
+    delta = plan.delta
+    left_out = set(plan.left_out)
+    left_ids = {i for path in left_out for i in delta.records[path].chunk_ids}
+    return Delta(
+        remove_ids=delta.remove_ids,
+        add=[document for document in delta.add if document.id not in left_ids],
+        removed_files=[*delta.removed_files, *(path for path in left_out if path in state.files)],
+        records={path: record for path, record in delta.records.items() if path not in left_out},
+        symbols=[symbol for symbol in delta.symbols if symbol.file not in left_out],
+        symbol_files=[path for path in delta.symbol_files if path not in left_out],
+        terms=dict(delta.terms),
+        name_terms=delta.name_terms,
+        code_terms=delta.code_terms,
+        skipped=delta.skipped,
+    )
 
 
 def _vectors_staged(
@@ -242,8 +312,10 @@ def _write(
     where: tuple[str, str, str],
     keep: int,
     staged: StagedVectors | None,
-) -> tuple[int, int]:
-    """The one write transaction's statements; returns the new generation and how many old ones were pruned.
+    snapshot_file: Path,
+) -> tuple[int, int, int]:
+    """The one write transaction's statements; returns the new generation, how many old ones were pruned and the
+    size of its snapshot.
 
     `where` is the commit, the folder's prefix in its repository, and the recipe.
     """
@@ -285,10 +357,15 @@ def _write(
             staged.model if staged else None,
         ),
     )
+    snapshot_bytes, snapshot_sha256 = upload(connection, name, generation, snapshot_file)
+    connection.execute(
+        "UPDATE ragls.generations SET snapshot_bytes = %s, snapshot_sha256 = %s WHERE name = %s AND generation = %s",
+        (snapshot_bytes, snapshot_sha256, name, generation),
+    )
     connection.execute(
         "UPDATE ragls.indexes SET current_generation = %s, updated_at = now() WHERE name = %s", (generation, name)
     )
-    return generation, _prune(connection, name, keep)
+    return generation, _prune(connection, name, keep), snapshot_bytes
 
 
 def _write_files(

@@ -1,9 +1,12 @@
-"""A session's start from a shared index: the published generation nearest to HEAD, as one Delta.
+"""A session's start from a shared index: the published generation nearest to HEAD, as a snapshot or a Delta.
 
-Ranking parity by construction: the shared chunks, with their stored term counts, go into the session's own
-in-memory indexes through `IndexState.commit`, like the chunks of a local run; the walk that follows reads
-every file once, keeps the shared chunks of the files whose fingerprint matches (no chunking, no tokenizing)
-and indexes the others locally. The cost is memory: a reader holds the whole index, as a local session does.
+Ranking parity by construction: a session that holds nothing yet takes the generation's published snapshot
+(snapshots.py), the very arrays a local index of the tree has, and maps them, as a local restart does; a
+session that holds an index already (its own store), or where the snapshot cannot be read, takes the rows of
+the files it lacks, which go into its own in-memory indexes through `IndexState.commit` with their stored term
+counts, like the chunks of a local run. Either way the walk that follows reads every file once, keeps the
+shared chunks of the files whose fingerprint matches (no chunking, no tokenizing) and indexes the others
+locally. The cost is memory: a reader holds the whole index, as a local session does.
 A generation published with this session's embedding model also hands over its chunks' vectors (by content
 hash, into the vector stream's cache, before the commit), so unchanged files are never embedded again; vectors
 of another model are never used. `refresh_shared` is what the session asks later (sync.py runs it): the
@@ -12,9 +15,8 @@ generation nearest to HEAD now, and vectors for chunks still waiting for one; it
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +25,9 @@ import numpy as np
 
 from ragls.config import Settings, SharedIndex
 from ragls.errors import RaglsError
-from ragls.index.tokenize import TermCounts
 from ragls.index.vectors import content_hash
-from ragls.model import Document, Symbol
-from ragls.rag.generation import Delta, FileRecord, IndexState
+from ragls.model import Document
+from ragls.rag.generation import Delta, FileRecord, GenerationImage, IndexState
 from ragls.rag.shared.database import (
     SCHEMA_VERSION,
     SharedIndexError,
@@ -40,13 +41,17 @@ from ragls.rag.shared.database import (
 )
 from ragls.rag.shared.git import folder_prefix, nearest_commit
 from ragls.rag.shared.publish import shared_recipe
+from ragls.rag.shared.rows import rows_delta
+from ragls.rag.shared.snapshots import PublishedSnapshot, download
 from ragls.rag.shared.vectors import read_vectors
+from ragls.rag.snapshot import SnapshotError
 
 if TYPE_CHECKING:
     import psycopg
 
 log = logging.getLogger(__name__)
-FETCH_ROWS = 2000
+# How a start reports the snapshot's download: bytes so far, of how many.
+DownloadProgress = Callable[[int, int], None]
 
 
 @dataclass
@@ -83,14 +88,16 @@ class SharedSource:
 
 @dataclass
 class SharedLoad:
-    """The rows to commit before the first walk (None when the shared index is not usable), and what to tell."""
+    """What to make searchable before the first walk: the generation's image to install, or rows to commit (both
+    None when the shared index is not usable), and what to tell."""
 
     source: SharedSource
     delta: Delta | None = None
     warning: str | None = None
-    # The published vectors of the delta's chunks, by content hash (empty without this session's model).
+    # The published vectors of the chunks, by content hash (empty without this session's model).
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
-    notice: str | None = None
+    notices: list[str] = field(default_factory=list)
+    image: GenerationImage | None = None
     # The database did not answer: the session tries again in the background (sync.py).
     unreachable: bool = False
 
@@ -103,10 +110,15 @@ class _Generation:
     recipe: str
     published_at: str
     vector_model: str | None
+    snapshot_bytes: int | None = None
+    snapshot_sha256: str | None = None
 
 
-def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad:
-    """The shared rows of every published file that the session does not already hold with the same fingerprint.
+def load_shared(
+    root: Path, settings: Settings, state: IndexState, progress: DownloadProgress | None = None
+) -> SharedLoad:
+    """The published generation's snapshot for a session that holds nothing yet, else the shared rows of every
+    published file that the session does not already hold with the same fingerprint.
 
     Never raises for the database: unreachable, empty, or made with other settings, it is one warning, and the
     session indexes locally.
@@ -115,7 +127,7 @@ def load_shared(root: Path, settings: Settings, state: IndexState) -> SharedLoad
     assert shared is not None
     loaded = SharedLoad(SharedSource(shared.name, describe(shared.url)))
     try:
-        _load(root, settings, shared, state, loaded)
+        _load(root, settings, shared, state, loaded, progress)
     except SharedIndexUnreachable as exc:
         retrying = "; retrying in the background"
         return _unusable(loaded.source, str(exc), root, retrying)
@@ -204,7 +216,14 @@ def _describe(source: SharedSource, generation: _Generation) -> None:
     source.published_at, source.vector_model = generation.published_at, generation.vector_model
 
 
-def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState, loaded: SharedLoad) -> None:
+def _load(
+    root: Path,
+    settings: Settings,
+    shared: SharedIndex,
+    state: IndexState,
+    loaded: SharedLoad,
+    progress: DownloadProgress | None,
+) -> None:
     check_name(shared.name)
     psycopg = import_psycopg()
     source = loaded.source
@@ -217,17 +236,23 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
                 for path, file in files.items()
                 if path not in state.files or state.files[path].fingerprint != file[1]
             }
-            loaded.delta = _delta(connection, wanted, state)
+            if not state.files and generation.snapshot_bytes is not None:
+                loaded.image = _published_image(connection, shared, generation, files, settings, loaded, progress)
+            if loaded.image is not None:
+                documents = loaded.image.documents
+            else:
+                loaded.delta = rows_delta(connection, wanted, state)
+                documents = loaded.delta.add
             model = state.vectors.provider.model if state.vectors is not None else None
             if model is not None and generation.vector_model == model:
                 try:
                     with connection.transaction():  # a savepoint: the chunks stand without their vectors
-                        loaded.vectors = _vectors(connection, loaded.delta, wanted, model)
+                        loaded.vectors = _vectors(connection, documents, wanted, model)
                 except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable) as exc:
-                    loaded.notice = _vectors_unreadable(shared.name, redact(str(exc), shared.url))
+                    loaded.notices.append(_vectors_unreadable(shared.name, redact(str(exc), shared.url)))
                 source.vectors = len(loaded.vectors)
             elif model is not None and generation.vector_model is not None:
-                loaded.notice = (
+                loaded.notices.append(
                     f"the shared index {shared.name} holds vectors of {generation.vector_model}, and this session "
                     f"embeds with {model}: its chunks are embedded here"
                 )
@@ -239,6 +264,36 @@ def _load(root: Path, settings: Settings, shared: SharedIndex, state: IndexState
         connection.close()
 
 
+def _published_image(
+    connection: psycopg.Connection[Any],
+    shared: SharedIndex,
+    generation: _Generation,
+    files: dict[str, tuple[Any, ...]],
+    settings: Settings,
+    loaded: SharedLoad,
+    progress: DownloadProgress | None,
+) -> GenerationImage | None:
+    """The generation's snapshot, checked against its file rows; None, with a notice, where it cannot be used
+    (the rows are loaded instead: the same index, slower to build on a large tree)."""
+    psycopg = import_psycopg()
+    assert generation.snapshot_bytes is not None and generation.snapshot_sha256 is not None
+    published = PublishedSnapshot(shared.name, generation.number, generation.snapshot_bytes, generation.snapshot_sha256)
+    try:
+        with connection.transaction():  # a savepoint: the rows are read after a refusal
+            image = download(connection, published, shared_recipe(settings), progress)
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable, SnapshotError, OSError) as exc:
+        reason = redact(str(exc), shared.url)
+    else:
+        if {path: record.fingerprint for path, record in image.files.items()} == {p: f[1] for p, f in files.items()}:
+            return image
+        reason = "its files are not the generation's files"
+    loaded.notices.append(
+        f"the shared index {shared.name}'s snapshot cannot be used ({reason}), so its rows are loaded and indexed "
+        "here instead, which takes longer on a large tree; a reader role needs SELECT on ragls.snapshots too"
+    )
+    return None
+
+
 def _choose(connection: psycopg.Connection[Any], root: Path, settings: Settings, name: str) -> _Generation:
     """The generation made with this session's settings, from this folder, whose commit is nearest to HEAD."""
     version = installed_version(connection)
@@ -246,11 +301,12 @@ def _choose(connection: psycopg.Connection[Any], root: Path, settings: Settings,
         raise SharedIndexError("nothing was ever published to this database (no ragls schema)")
     if version > SCHEMA_VERSION:
         raise SharedIndexError(f"it was published by a newer ragls (schema {version}); upgrade ragls")
-    # Schema 1 had no vector_model; a reader may be newer than every publisher of its database.
+    # Schema 1 had no vector_model, 2 no snapshot; a reader may be newer than every publisher of its database.
     vector_model = "vector_model" if version >= 2 else "NULL"
+    snapshot = "snapshot_bytes, snapshot_sha256" if version >= 3 else "NULL, NULL"
     rows = connection.execute(
         "SELECT generation, commit_id, prefix, recipe, to_char(published_at AT TIME ZONE 'UTC', "
-        f'\'YYYY-MM-DD"T"HH24:MI:SS"Z"\'), {vector_model} FROM ragls.generations WHERE name = %s '
+        f'\'YYYY-MM-DD"T"HH24:MI:SS"Z"\'), {vector_model}, {snapshot} FROM ragls.generations WHERE name = %s '
         "ORDER BY generation DESC",
         (name,),
     ).fetchall()
@@ -285,50 +341,14 @@ def _files(connection: psycopg.Connection[Any], name: str, generation: int) -> d
     return {path: (id, fingerprint, chars, symbols) for id, path, fingerprint, chars, symbols in rows}
 
 
-def _delta(connection: psycopg.Connection[Any], wanted: dict[str, tuple[Any, ...]], state: IndexState) -> Delta:
-    """The wanted files' chunks, term counts and symbols, replacing what the session held for those paths."""
-    path_of = {file[0]: path for path, file in wanted.items()}
-    ids = list(path_of)
-    delta = Delta()
-    chunk_ids: dict[str, list[str]] = {path: [] for path in wanted}
-    with connection.cursor(name="ragls_shared_chunks") as cursor:
-        cursor.itersize = FETCH_ROWS
-        cursor.execute(
-            "SELECT file_id, chunk_id, content, metadata, terms, counts FROM ragls.chunks "
-            "WHERE file_id = ANY(%s) ORDER BY file_id, ord",
-            (ids,),
-        )
-        for file_id, chunk_id, content, metadata, terms, counts in cursor:
-            delta.add.append(Document(chunk_id, content, json.loads(metadata)))
-            delta.terms[chunk_id] = TermCounts(tuple(terms), tuple(counts))
-            chunk_ids[path_of[file_id]].append(chunk_id)
-    rows = connection.execute(
-        "SELECT file_id, name, qualified, kind, start_line, end_line, container FROM ragls.symbols "
-        "WHERE file_id = ANY(%s) ORDER BY file_id, ord",
-        (ids,),
-    )
-    for file_id, name, qualified, kind, start_line, end_line, container in rows:
-        delta.symbols.append(Symbol(name, qualified, kind, path_of[file_id], start_line, end_line, container))
-    for path, (_, fingerprint, decoded_chars, n_symbols) in sorted(wanted.items()):
-        local = state.files.get(path)
-        if local is not None:
-            delta.remove_ids.extend(local.chunk_ids)
-        if path in state.skipped_files:
-            delta.skipped[path] = None
-        # No stat key: the walk that follows reads the file once and keeps these rows only if its fingerprint matches.
-        delta.records[path] = FileRecord(fingerprint, None, chunk_ids[path], decoded_chars, n_symbols)
-        delta.symbol_files.append(path)
-    return delta
-
-
 def _vectors(
-    connection: psycopg.Connection[Any], delta: Delta, wanted: dict[str, tuple[Any, ...]], model: str
+    connection: psycopg.Connection[Any], documents: list[Document], wanted: dict[str, tuple[Any, ...]], model: str
 ) -> dict[str, np.ndarray]:
-    """The published vectors of the delta's chunks, by content hash: the key the vector stream reuses them by."""
-    documents = {document.id: document for document in delta.add}
+    """The published vectors of the wanted files' chunks, by content hash: the key the vector stream reuses them by."""
+    by_id = {document.id: document for document in documents}
     file_ids = [file[0] for file in wanted.values()]
     return {
-        content_hash(documents[chunk_id]): vector
+        content_hash(by_id[chunk_id]): vector
         for chunk_id, vector in read_vectors(connection, file_ids, model)
-        if chunk_id in documents
+        if chunk_id in by_id
     }
