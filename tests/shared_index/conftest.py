@@ -16,6 +16,7 @@ import tempfile
 import textwrap
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +118,31 @@ def database(postgres: Postgres) -> Iterator[str]:
     yield postgres.url(name)
     with psycopg.connect(postgres.url(), autocommit=True, connect_timeout=10) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def reader_role(postgres: Postgres, database: str, role: str, *more_grants: str) -> Iterator[str]:
+    """A login role with the README's reader grants (and `more_grants`, run after them), as a URL; dropped after."""
+    import psycopg
+
+    database_name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
+    grants = [
+        f'GRANT CONNECT ON DATABASE "{database_name}" TO {role}',
+        f"GRANT USAGE ON SCHEMA ragls TO {role}",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA ragls TO {role}",
+        *more_grants,
+    ]
+    with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
+        connection.execute(f"DROP ROLE IF EXISTS {role}")
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        for grant in grants:
+            connection.execute(grant)
+    try:
+        yield postgres.url(database_name, user=role)
+    finally:
+        with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
+            connection.execute(f"DROP OWNED BY {role}")
+            connection.execute(f"DROP ROLE {role}")
 
 
 # --------------------------------------------------------------------------------------------- workspaces

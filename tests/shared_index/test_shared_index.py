@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from ragls.cli import main
 from ragls.config import Settings, SharedIndex
 from ragls.rag.service import RagService
-from tests.shared_index.conftest import Postgres, clone, git
+from tests.shared_index.conftest import Postgres, clone, git, reader_role
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' (tests/run.sh does)"
@@ -191,22 +190,7 @@ def test_a_read_only_role_can_read_and_cannot_publish(
     repository: Path, database: str, postgres: Postgres, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert publish(repository, database) == 0
-    database_name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
-    with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
-        connection.execute("DROP ROLE IF EXISTS ragls_reader")
-        connection.execute("CREATE ROLE ragls_reader LOGIN")
-        for grant in (
-            textwrap.dedent(f"""
-            GRANT CONNECT ON DATABASE "{database_name}" TO ragls_reader
-            GRANT USAGE ON SCHEMA ragls TO ragls_reader
-            GRANT SELECT ON ALL TABLES IN SCHEMA ragls TO ragls_reader
-        """)
-            .strip()
-            .splitlines()
-        ):
-            connection.execute(grant)
-    reader_url = postgres.url(database_name, user="ragls_reader")
-    try:
+    with reader_role(postgres, database, "ragls_reader") as reader_url:
         service = reader(clone(repository, tmp_path / "clone"), reader_url)
         try:
             shared = service.status().shared
@@ -218,10 +202,6 @@ def test_a_read_only_role_can_read_and_cannot_publish(
         assert publish(repository, reader_url) == 1
         error = capsys.readouterr().err
         assert "permission denied" in error and "the previous generation is unchanged" in error
-    finally:
-        with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
-            connection.execute("DROP OWNED BY ragls_reader")
-            connection.execute("DROP ROLE ragls_reader")
 
 
 def test_a_database_down_at_start_means_local_indexing_and_one_warning(repository: Path, tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ a publish builds on the last one, and a snapshot that cannot be used means the r
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from ragls.rag.service import RagService
 from ragls.rag.shared.publish import PublishReport
 from ragls.rag.shared.publish import publish as publish_index
 from ragls.rag.shared.snapshots import PART_BYTES
-from tests.shared_index.conftest import Postgres, clone, git
+from tests.shared_index.conftest import Postgres, clone, git, reader_role
 from tests.shared_index.test_shared_index import NAME, assert_parity, rows
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
@@ -124,24 +123,10 @@ def test_a_reader_role_without_select_on_the_snapshots_uses_the_rows(
     repository: Path, database: str, postgres: Postgres, tmp_path: Path
 ) -> None:
     publish(repository, database)
-    database_name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
-    with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
-        connection.execute("DROP ROLE IF EXISTS ragls_rows_reader")
-        connection.execute("CREATE ROLE ragls_rows_reader LOGIN")
-        for grant in (
-            textwrap.dedent(f"""
-            GRANT CONNECT ON DATABASE "{database_name}" TO ragls_rows_reader
-            GRANT USAGE ON SCHEMA ragls TO ragls_rows_reader
-            GRANT SELECT ON ALL TABLES IN SCHEMA ragls TO ragls_rows_reader
-            REVOKE SELECT ON ragls.snapshots FROM ragls_rows_reader
-        """)
-            .strip()
-            .splitlines()
-        ):
-            connection.execute(grant)
-    try:
+    revoked = "REVOKE SELECT ON ragls.snapshots FROM ragls_rows_reader"
+    with reader_role(postgres, database, "ragls_rows_reader", revoked) as url:
         workspace = clone(repository, tmp_path / "clone")
-        service, _ = start_reader(workspace, postgres.url(database_name, user="ragls_rows_reader"))
+        service, _ = start_reader(workspace, url)
         try:
             [notice] = service.take_notices()
             assert "permission denied" in notice and "SELECT on ragls.snapshots" in notice
@@ -150,7 +135,3 @@ def test_a_reader_role_without_select_on_the_snapshots_uses_the_rows(
             assert_parity(workspace, service)
         finally:
             service.close()
-    finally:
-        with psycopg.connect(database, autocommit=True, connect_timeout=10) as connection:
-            connection.execute("DROP OWNED BY ragls_rows_reader")
-            connection.execute("DROP ROLE ragls_rows_reader")

@@ -217,13 +217,12 @@ def _last_generation(
             (name, current),
         ).fetchone()
         if row is not None and row[0] is not None:
+            fingerprints = {path: file.fingerprint for path, file in live.items()}
             try:
-                image = download(connection, PublishedSnapshot(name, current, row[0], row[1]), recipe)
+                image = download(connection, PublishedSnapshot(name, current, row[0], row[1]), recipe, fingerprints)
             except SnapshotError:
-                image = None  # rebuilt from the rows below
-            if image is not None and {p: r.fingerprint for p, r in image.files.items()} == {
-                p: f.fingerprint for p, f in live.items()
-            }:
+                pass  # rebuilt from the rows below
+            else:
                 state.install(image)
                 return state, True
         wanted = {path: (file.id, file.fingerprint, file.decoded_chars, file.n_symbols) for path, file in live.items()}

@@ -237,7 +237,7 @@ def _load(
                 if path not in state.files or state.files[path].fingerprint != file[1]
             }
             if not state.files and generation.snapshot_bytes is not None:
-                loaded.image = _published_image(connection, shared, generation, files, settings, loaded, progress)
+                loaded.image = _published_image(connection, shared, generation, settings, loaded, progress)
             if loaded.image is not None:
                 documents = loaded.image.documents
             else:
@@ -268,7 +268,6 @@ def _published_image(
     connection: psycopg.Connection[Any],
     shared: SharedIndex,
     generation: _Generation,
-    files: dict[str, tuple[Any, ...]],
     settings: Settings,
     loaded: SharedLoad,
     progress: DownloadProgress | None,
@@ -278,15 +277,12 @@ def _published_image(
     psycopg = import_psycopg()
     assert generation.snapshot_bytes is not None and generation.snapshot_sha256 is not None
     published = PublishedSnapshot(shared.name, generation.number, generation.snapshot_bytes, generation.snapshot_sha256)
+    source_fingerprints = loaded.source.fingerprints  # the generation's file rows, as `_nearest` read them
     try:
         with connection.transaction():  # a savepoint: the rows are read after a refusal
-            image = download(connection, published, shared_recipe(settings), progress)
+            return download(connection, published, shared_recipe(settings), source_fingerprints, progress)
     except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedTable, SnapshotError, OSError) as exc:
         reason = redact(str(exc), shared.url)
-    else:
-        if {path: record.fingerprint for path, record in image.files.items()} == {p: f[1] for p, f in files.items()}:
-            return image
-        reason = "its files are not the generation's files"
     loaded.notices.append(
         f"the shared index {shared.name}'s snapshot cannot be used ({reason}), so its rows are loaded and indexed "
         "here instead, which takes longer on a large tree; a reader role needs SELECT on ragls.snapshots too"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,11 +68,13 @@ def download(
     connection: psycopg.Connection[Any],
     published: PublishedSnapshot,
     recipe: str,
+    fingerprints: Mapping[str, str],
     progress: Callable[[int, int], None] | None = None,
 ) -> GenerationImage:
     """The published image, its files without stat keys (the reader's walk reads each file once to compare
     fingerprints); `progress` hears the bytes so far of the whole. Raises SnapshotError where the download is
-    short, does not match its checksum, or is not a snapshot of this format and recipe."""
+    short, does not match its checksum, is not a snapshot of this format and recipe, or holds other files than
+    the generation's rows (`fingerprints`: path -> fingerprint)."""
     handle, name = tempfile.mkstemp(prefix=PREFIX, suffix=".zip")
     path = Path(name)
     try:
@@ -86,6 +88,8 @@ def download(
         image = snapshot.read(path)
     finally:
         path.unlink(missing_ok=True)  # a mapped array keeps its pages; the name is no longer needed
+    if {path: record.fingerprint for path, record in image.files.items()} != fingerprints:
+        raise SnapshotError("its files are not the generation's files")
     image.files = {path: replace(record, stat_key=None) for path, record in image.files.items()}
     return image
 
