@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from ragls.packing import PackedText, pack, unpack
 
@@ -23,10 +24,10 @@ class Document:
     at each read of `content`: an index holds every chunk's text and reads only the few a search returns.
     """
 
-    __slots__ = ("_packed", "embedding", "id", "metadata")
+    __slots__ = ("_metadata", "_packed", "embedding", "id")
     id: str
     _packed: PackedText
-    metadata: Mapping[str, Any]
+    _metadata: Mapping[str, Any]
     embedding: tuple[float, ...] | None
 
     def __init__(
@@ -84,9 +85,22 @@ class Document:
         """The text as it is held: what the store and the snapshot write."""
         return self._packed
 
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        return self._metadata
+
+    def metadata_json(self) -> str:
+        """The metadata as compact JSON, what the store and the snapshot write (a saved document's own bytes)."""
+        return json.dumps(dict(self._metadata), separators=(",", ":"))
+
+    def passing_metadata(self) -> Mapping[str, Any]:
+        """The metadata for a writer that visits every document once: a saved document parses it without
+        keeping the parse, so a save of every document does not bring every document's metadata into memory."""
+        return self._metadata
+
     def with_embedding(self, embedding: tuple[float, ...]) -> Document:
         """A copy carrying an embedding; documents never change in place."""
-        return Document.from_packed(self.id, self._packed, self.metadata, tuple(embedding))
+        return Document.from_packed(self.id, self.packed_content, self.metadata, tuple(embedding))
 
     def _set(
         self, id: str, packed: PackedText, metadata: MappingProxyType[str, Any], embedding: tuple[float, ...] | None
@@ -97,7 +111,7 @@ class Document:
         setter = object.__setattr__
         setter(self, "id", id)
         setter(self, "_packed", packed)
-        setter(self, "metadata", metadata)
+        setter(self, "_metadata", metadata)
         setter(self, "embedding", embedding)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -108,7 +122,7 @@ class Document:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled packed (reading workers hand documents back): the metadata as a dict, frozen again on load."""
-        return (Document.from_packed, (self.id, self._packed, dict(self.metadata), self.embedding))
+        return (Document.from_packed, (self.id, self.packed_content, dict(self.metadata), self.embedding))
 
     def __repr__(self) -> str:
         return f"Document(id={self.id!r}, content={self.content!r}, metadata={dict(self.metadata)!r})"
@@ -118,6 +132,71 @@ class Document:
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+
+class SavedRows(Protocol):
+    """Where a saved document's text and metadata stay until they are asked for (a snapshot file)."""
+
+    def packed_text(self, row: int) -> PackedText: ...
+    def metadata_json(self, row: int) -> str: ...
+
+
+class SavedDocument(Document):
+    """A document of a loaded snapshot: its text and metadata are read from the file when first asked for.
+
+    A restart makes one per chunk (865,000 on the Linux kernel): parsing every metadata object and copying every
+    text into memory was most of the load, for the few a search shows. The metadata is kept once parsed.
+    """
+
+    __slots__ = ("_row", "_rows")
+    _rows: SavedRows
+    _row: int
+
+    @classmethod
+    def many(cls, ids: list[str], rows: SavedRows) -> list[SavedDocument]:
+        """One document per id, row by row (the slot descriptors set directly: a restart makes 865,000)."""
+        if not all(ids):
+            raise ValueError("Document id must be a non-empty string")
+        new = cls.__new__
+        set_id, set_rows, set_row, set_embedding = (
+            getattr(cls, name).__set__ for name in ("id", "_rows", "_row", "embedding")
+        )
+        documents = []
+        for row, document_id in enumerate(ids):
+            document = new(cls)
+            set_id(document, document_id)
+            set_rows(document, rows)
+            set_row(document, row)
+            set_embedding(document, None)
+            documents.append(document)
+        return documents
+
+    @property
+    def content(self) -> str:
+        return unpack(self._rows.packed_text(self._row))
+
+    @property
+    def packed_content(self) -> PackedText:
+        return self._rows.packed_text(self._row)
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        try:
+            return self._metadata
+        except AttributeError:
+            metadata = MappingProxyType(json.loads(self._rows.metadata_json(self._row)))
+            object.__setattr__(self, "_metadata", metadata)  # two threads may both parse: they set equal values
+            return metadata
+
+    def metadata_json(self) -> str:
+        return self._rows.metadata_json(self._row)
+
+    def passing_metadata(self) -> Mapping[str, Any]:
+        try:
+            return self._metadata
+        except AttributeError:
+            parsed: dict[str, Any] = json.loads(self._rows.metadata_json(self._row))
+            return parsed
 
 
 @dataclass(frozen=True, slots=True, order=False)

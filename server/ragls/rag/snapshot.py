@@ -4,7 +4,8 @@ The SQLite store stays the crash-safe record, written at every commit. A snapsho
 taken now and then (after a full run, when changes go quiet, at shutdown) and trusted only when
 it names the store's current revision, so a stale or half-written one is never used. It is an
 uncompressed zip of JSON, the documents' texts as they hold them (packed bytes, or UTF-8 where a text
-is kept plain; `ragls.packing`) and `.npy` arrays read with `allow_pickle=False`: loading it runs no
+is kept plain; `ragls.packing`) and their metadata (a JSON object each, read where a document is asked for it:
+`SavedDocument`), and `.npy` arrays read with `allow_pickle=False`: loading it runs no
 code from the file. Each array's member starts on a page of the file (its values 64-byte aligned after the
 `.npy` header), so that a load maps it copy-on-write instead of reading it (`_map_array`): a restart reads only
 the pages that searches and edits touch, and the kernel keeps them in its page cache rather than in the
@@ -20,6 +21,7 @@ import mmap
 import os
 import struct
 import time
+import weakref
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,14 +31,16 @@ import numpy as np
 
 from ragls.index.columns import room_for
 from ragls.index.vocabulary import saved_lookup
-from ragls.model import Document, Symbol
+from ragls.model import Document, SavedDocument, Symbol
+from ragls.packing import PackedText
 from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
 # The forward arrays of every index, read with room for the appends of later edits where they are not mapped.
 GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
-FORMAT = "3"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed
+FORMAT = "4"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed; 4: documents lazy
+READABLE_FORMATS = frozenset({"3", FORMAT})
 # Arrays are mapped, not read, where the system's mapping semantics allow replacing a mapped file (not Windows).
 MAP_ARRAYS = os.name == "posix"
 _ALIGNMENT = mmap.ALLOCATIONGRANULARITY  # a page: where a mapping may start
@@ -53,7 +57,8 @@ class SnapshotError(Exception):
 def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None:
     """Write atomically: a temporary file, flushed to disk, then renamed over the old snapshot.
 
-    Members are streamed into an uncompressed zip, so writing needs little memory beyond the index.
+    Members are streamed into an uncompressed zip, so writing needs little memory beyond the index: the texts
+    and metadata a document by document (a saved document's are read from its own snapshot and copied).
     """
     arrays = {"index_slots": image.index_slots, **{f"index.{k}": v for k, v in image.index.items()}}
     if "terms" in image.index:  # hashed here, outside the index lock, so a restart need not hash them
@@ -62,9 +67,7 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
         if index is not None and slots is not None:
             arrays[f"{stream}_slots"] = slots
             arrays.update({f"{stream}.{k}": v for k, v in index.items()})
-    texts = [d.packed_content for d in image.documents]
-    arrays["text_offsets"] = _offsets([len(text) if isinstance(text, bytes) else _utf8_length(text) for text in texts])
-    arrays["text_packed"] = np.fromiter((isinstance(text, bytes) for text in texts), dtype=np.bool_, count=len(texts))
+    documents = image.documents
     header = {**header, "format": FORMAT, "generation": image.generation, "committedAt": image.committed_at}
     # One temporary file per process, so two servers on one folder never write into the same file.
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -72,10 +75,24 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
     with open(temporary, "wb") as handle:
         with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
             _write_json(archive, "header.json", header)
-            _write_json_rows(archive, "documents.json", ([d.id, dict(d.metadata)] for d in image.documents))
-            with archive.open("text.bin", "w", force_zip64=True) as member:
-                for text in texts:
-                    member.write(text if isinstance(text, bytes) else text.encode())
+            _write_json_rows(archive, "document_ids.json", (d.id for d in documents))
+            text_lengths = np.zeros(len(documents), dtype=np.int64)
+            text_packed = np.zeros(len(documents), dtype=np.bool_)
+            with archive.open("text.bin", "w", force_zip64=True) as member, _Buffered(member) as out:
+                for row, document in enumerate(documents):
+                    text = document.packed_content
+                    data = text if isinstance(text, bytes) else text.encode()
+                    out.write(data)
+                    text_lengths[row], text_packed[row] = len(data), isinstance(text, bytes)
+            metadata_lengths = np.zeros(len(documents), dtype=np.int64)
+            with archive.open("metadata.bin", "w", force_zip64=True) as member, _Buffered(member) as out:
+                for row, document in enumerate(documents):
+                    data = document.metadata_json().encode()
+                    out.write(data)
+                    metadata_lengths[row] = len(data)
+            arrays["text_offsets"] = _offsets(text_lengths)
+            arrays["text_packed"] = text_packed
+            arrays["metadata_offsets"] = _offsets(metadata_lengths)
             _write_json_rows(
                 archive,
                 "files.json",
@@ -159,15 +176,10 @@ def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
                 arrays[name[: -len(".npy")]] = (
                     _read_with_room(member) if grows else np.lib.format.read_array(member, allow_pickle=False)
                 )
-    offsets = arrays["text_offsets"].tolist()
-    metadata = json.loads(archive.read("documents.json"))
-    if len(offsets) != len(metadata) + 1 or offsets[-1] != archive.getinfo("text.bin").file_size:
-        raise ValueError("document texts and offsets disagree")
-    packed = arrays["text_packed"].tolist()
-    if len(packed) != len(metadata):
-        raise ValueError("document texts and their packing disagree")
-    documents = _documents(archive, metadata, offsets, packed)
-    del metadata
+    if header.get("format") == "3":
+        documents = _documents_of_format_3(archive, arrays)
+    else:
+        documents = _saved_documents(archive, raw, arrays)
     files = {
         path: FileRecord(fingerprint, _stat_key(stat_key), chunk_ids, decoded_chars, n_symbols)
         for path, fingerprint, stat_key, decoded_chars, n_symbols, chunk_ids in json.loads(archive.read("files.json"))
@@ -190,6 +202,95 @@ def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
     )
 
 
+def _saved_documents(archive: zipfile.ZipFile, raw: IO[bytes], arrays: Mapping[str, np.ndarray]) -> list[Document]:
+    """One `SavedDocument` per id, its text and metadata left in the file (`_SavedRows`)."""
+    ids = json.loads(archive.read("document_ids.json"))
+    rows = _SavedRows(
+        raw,
+        _Blob(archive.getinfo("text.bin"), raw, arrays["text_offsets"], len(ids), "texts"),
+        arrays["text_packed"],
+        _Blob(archive.getinfo("metadata.bin"), raw, arrays["metadata_offsets"], len(ids), "metadata"),
+    )
+    if len(rows.packed) != len(ids):
+        raise ValueError("document texts and their packing disagree")
+    return list(SavedDocument.many(ids, rows))
+
+
+class _Blob:
+    """A member of concatenated values and where each starts: its position in the file, checked to fit."""
+
+    def __init__(self, info: zipfile.ZipInfo, raw: IO[bytes], offsets: np.ndarray, count: int, what: str) -> None:
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise ValueError(f"the document {what} are compressed")
+        if len(offsets) != count + 1 or int(offsets[0]) != 0 or int(offsets[-1]) != info.file_size:
+            raise ValueError(f"the document {what} and their offsets disagree")
+        if count and bool((offsets[1:] < offsets[:-1]).any()):
+            raise ValueError(f"the document {what}' offsets go back")
+        self.start = _data_start(info, raw)
+        self.offsets = offsets
+
+
+class _SavedRows:
+    """The snapshot's document texts and metadata, read where a document is asked for them (`SavedDocument`).
+
+    They are read with `pread` from the snapshot's file, kept open: a replaced or deleted snapshot stays
+    readable while its documents live, and its pages go to the page cache, not to this process. Where `pread`
+    is missing (Windows) both members are read into memory.
+    """
+
+    def __init__(self, raw: IO[bytes], texts: _Blob, packed: np.ndarray, metadata: _Blob) -> None:
+        self.texts, self.packed, self.metadata = texts, packed, metadata
+        if hasattr(os, "pread"):
+            self._fd = os.dup(raw.fileno())
+            weakref.finalize(self, os.close, self._fd)
+            self._memory: dict[int, bytes] | None = None
+        else:
+            self._memory = {}
+            for blob in (texts, metadata):
+                raw.seek(blob.start)
+                self._memory[blob.start] = raw.read(int(blob.offsets[-1]))
+
+    def _read(self, blob: _Blob, row: int) -> bytes:
+        start, end = int(blob.offsets[row]), int(blob.offsets[row + 1])
+        if self._memory is not None:
+            return self._memory[blob.start][start:end]
+        data = os.pread(self._fd, end - start, blob.start + start)
+        if len(data) != end - start:
+            raise OSError("the snapshot holding this document's text was cut short")
+        return data
+
+    def packed_text(self, row: int) -> PackedText:
+        data = self._read(self.texts, row)
+        return data if self.packed[row] else data.decode()
+
+    def metadata_json(self, row: int) -> str:
+        return self._read(self.metadata, row).decode()
+
+
+class _Buffered:
+    """Small writes gathered into about a megabyte each: a zip member's `write` costs per call."""
+
+    def __init__(self, member: IO[bytes], size: int = 1 << 20) -> None:
+        self._member, self._size, self._parts, self._held = member, size, list[bytes](), 0
+
+    def __enter__(self) -> _Buffered:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.flush()
+
+    def write(self, data: bytes) -> None:
+        self._parts.append(data)
+        self._held += len(data)
+        if self._held >= self._size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            self._member.write(b"".join(self._parts))
+            self._parts, self._held = [], 0
+
+
 def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     """A flat array of numbers mapped copy-on-write from the file (writes stay this process's own), or None
     where it cannot be: compressed, not a flat array of numbers, empty, or not aligned (an older snapshot).
@@ -199,11 +300,7 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     """
     if info.compress_type != zipfile.ZIP_STORED:
         return None
-    raw.seek(info.header_offset)
-    fields = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
-    if fields[0] != _LOCAL_HEADER_SIGNATURE:
-        raise ValueError(f"a bad local header for {info.filename}")
-    start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+    start = _data_start(info, raw)
     if start % _NPY_ALIGNMENT:
         return None
     raw.seek(start)
@@ -219,6 +316,15 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
         raw.fileno(), values_start - map_start + length * dtype.itemsize, access=mmap.ACCESS_COPY, offset=map_start
     )
     return np.frombuffer(mapping, dtype=dtype, count=length, offset=values_start - map_start)
+
+
+def _data_start(info: zipfile.ZipInfo, raw: IO[bytes]) -> int:
+    """Where a member's bytes start in the file: past its local header, name and extra field."""
+    raw.seek(info.header_offset)
+    fields = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
+    if fields[0] != _LOCAL_HEADER_SIGNATURE:
+        raise ValueError(f"a bad local header for {info.filename}")
+    return int(info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1])
 
 
 def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
@@ -255,15 +361,16 @@ def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:
     return (int(mtime_ns), int(size), int(inode))
 
 
-def _utf8_length(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode())
-
-
-def _documents(
-    archive: zipfile.ZipFile, metadata: list[list[Any]], offsets: list[int], packed: list[bool]
-) -> list[Document]:
-    """The documents, their texts decoded a block at a time: never the whole text beside its strings, and not
-    a read per document either (the Linux kernel's 865,000 took 10 s)."""
+def _documents_of_format_3(archive: zipfile.ZipFile, arrays: Mapping[str, np.ndarray]) -> list[Document]:
+    """The documents of a snapshot written before format 4 (ids and metadata in one JSON), read into memory,
+    their texts a block at a time: never the whole text beside its strings, nor a read per document."""
+    offsets = arrays["text_offsets"].tolist()
+    metadata = json.loads(archive.read("documents.json"))
+    if len(offsets) != len(metadata) + 1 or offsets[-1] != archive.getinfo("text.bin").file_size:
+        raise ValueError("document texts and offsets disagree")
+    packed = arrays["text_packed"].tolist()
+    if len(packed) != len(metadata):
+        raise ValueError("document texts and their packing disagree")
     documents = []
     block, block_start = memoryview(b""), 0  # block_start: where in the text the block begins
     with archive.open("text.bin") as member:
@@ -304,7 +411,7 @@ def _prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.nda
     return {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
 
 
-def _offsets(lengths: list[int]) -> np.ndarray:
+def _offsets(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets

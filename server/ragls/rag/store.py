@@ -263,8 +263,9 @@ class IndexStore:
             return None
         try:
             header = snapshot.read_header(path)
-            expected = {"format": snapshot.FORMAT, **self._snapshot_header(self.revision)}
-            if {key: header.get(key) for key in expected} != expected:
+            expected = self._snapshot_header(self.revision)
+            readable = header.get("format") in snapshot.READABLE_FORMATS
+            if not readable or {key: header.get(key) for key in expected} != expected:
                 return None
             image = snapshot.read(path)
         except snapshot.SnapshotError as exc:
@@ -337,6 +338,13 @@ class IndexStore:
         self.revision = None
 
 
+def _chunk_row(document: Document) -> tuple[Any, ...]:
+    """A document's row; a saved document's metadata is parsed for its file without keeping the parse."""
+    metadata = document.passing_metadata()
+    file = _db_text(metadata.get("file")) if metadata.get("source") == "file" else None
+    return (_db_text(document.id), file, document.packed_content, document.metadata_json())
+
+
 def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callable[[], None]) -> None:
     def write(sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
         iterator = iter(rows)
@@ -345,18 +353,7 @@ def _write(connection: sqlite3.Connection, delta: Delta, between_batches: Callab
             between_batches()
 
     write("DELETE FROM chunks WHERE id = ?", ((_db_text(i),) for i in delta.remove_ids))
-    write(
-        "INSERT OR REPLACE INTO chunks (id, file, content, metadata) VALUES (?, ?, ?, ?)",
-        (
-            (
-                _db_text(d.id),
-                _db_text(d.metadata.get("file")) if d.metadata.get("source") == "file" else None,
-                d.packed_content,
-                json.dumps(dict(d.metadata)),
-            )
-            for d in delta.add
-        ),
-    )
+    write("INSERT OR REPLACE INTO chunks (id, file, content, metadata) VALUES (?, ?, ?, ?)", map(_chunk_row, delta.add))
     touched = [*delta.removed_files, *delta.symbol_files]
     write("DELETE FROM symbols WHERE file = ?", ((_db_text(f),) for f in touched))
     write(

@@ -116,7 +116,7 @@ def test_failed_replace_rolls_back() -> None:
     bad = Document("new", "fresh content about pools", {"file": "x.py"})
     broken = object.__new__(Exploding)
     object.__setattr__(broken, "id", "broken")
-    object.__setattr__(broken, "metadata", {})
+    object.__setattr__(broken, "_metadata", {})
     with pytest.raises(RuntimeError):
         stream.replace_documents(["d1"], [bad, broken])
     assert [r.document.id for r in stream.search("connection pool", 6)] == before

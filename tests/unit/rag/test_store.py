@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import mmap
 import os
+import pickle
 import signal
 import sqlite3
 import struct
@@ -22,6 +24,7 @@ import numpy as np
 import pytest
 
 from ragls.config import Settings, Weights
+from ragls.model import Document, SavedDocument
 from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
 from ragls.rag import snapshot as snapshot_module
@@ -282,24 +285,99 @@ def test_a_restart_loads_the_snapshot_and_answers_the_same(tmp_path: Path) -> No
     assert _answers(restarted) == expected
 
 
-@pytest.mark.parametrize("block_bytes", [1, 7, 1 << 24])
-def test_a_snapshot_reads_its_texts_back_whole_whatever_the_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
-) -> None:
+def test_a_snapshot_reads_each_document_from_its_file_when_asked(tmp_path: Path) -> None:
+    """A restart makes every document without reading its text or metadata; each is read where it is asked for,
+    as it was held (packed ones packed: a restart compresses nothing again), even once the file is gone."""
     files = {**FILES, "docs/d.md": "# Déjà vu\n\nNaïve café, 日本語 and more\n" * 40}
     root, cache = write(tmp_path / "w", files), tmp_path / "cache"
     first = service(root, cache)
     first.index_directory()
     first.close()
-    expected = {d.id: d.content for d in first.state.knowledge_base.documents()}
-    held = {d.id: d.packed_content for d in first.state.knowledge_base.documents()}
+    held = {d.id: (d.packed_content, d.content, dict(d.metadata)) for d in first.state.knowledge_base.documents()}
+    assert any(isinstance(text, bytes) for text, _, _ in held.values())
+    assert any(isinstance(text, str) for text, _, _ in held.values())
+    image = snapshot_module.read(snapshot_of(root, cache))
+    assert all(isinstance(d, SavedDocument) for d in image.documents)
+    snapshot_of(root, cache).unlink()  # replaced by a later snapshot, or a shared one's download deleted
+    assert {d.id: (d.packed_content, d.content, dict(d.metadata)) for d in image.documents} == held
+    document = image.documents[0]
+    copy = pickle.loads(pickle.dumps(document))  # as a reading worker or a test hands it on: a plain document
+    assert type(copy) is Document and (copy.id, copy.content, copy.metadata) == (
+        document.id,
+        document.content,
+        document.metadata,
+    )
+    assert document.with_embedding((1.0, 0.0)).content == document.content
+
+
+def test_a_writer_visiting_every_saved_document_keeps_no_parse_of_its_metadata(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    indexed_and_closed(root, cache)
+    document = snapshot_module.read(snapshot_of(root, cache)).documents[0]
+    passing = document.passing_metadata()
+    assert json.loads(document.metadata_json()) == dict(passing)
+    assert document.passing_metadata() is not passing  # parsed again: nothing was kept
+    assert document.metadata is document.metadata  # a search's read is kept
+    assert document.passing_metadata() is document.metadata
+
+
+def _as_format_3(snapshot: Path) -> None:
+    """Rewrite a snapshot as format 3 wrote it: ids and metadata in one JSON, no metadata member."""
+    with zipfile.ZipFile(snapshot) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+        image = snapshot_module.read(snapshot)
+    header = {**json.loads(members["header.json"]), "format": "3"}
+    members["header.json"] = json.dumps(header).encode()
+    members["documents.json"] = json.dumps([[d.id, dict(d.metadata)] for d in image.documents]).encode()
+    for name in ("document_ids.json", "metadata.bin", "metadata_offsets.npy"):
+        del members[name]
+    with zipfile.ZipFile(snapshot, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 1 << 24])
+def test_a_snapshot_of_format_3_loads_its_texts_whole_whatever_the_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    files = {**FILES, "docs/d.md": "# Déjà vu\n\nNaïve café, 日本語 and more\n" * 40}
+    root, cache = write(tmp_path / "w", files), tmp_path / "cache"
+    expected = indexed_and_closed(root, cache)
+    saved = snapshot_module.read(snapshot_of(root, cache))
+    held = {d.id: (d.packed_content, d.content, dict(d.metadata)) for d in saved.documents}
+    _as_format_3(snapshot_of(root, cache))
     monkeypatch.setattr(snapshot_module, "TEXT_BLOCK_BYTES", block_bytes)
-    image = stored_image(service(root, cache))
-    assert image is not None
-    assert {d.id: d.content for d in image.documents} == expected
-    # Texts come back as they were held, packed ones packed: a restart compresses nothing again.
-    assert {d.id: d.packed_content for d in image.documents} == held
-    assert any(isinstance(text, bytes) for text in held.values()) and any(isinstance(t, str) for t in held.values())
+    restarted = service(root, cache)
+    image = stored_image(restarted)
+    assert image is not None and not any(isinstance(d, SavedDocument) for d in image.documents)
+    assert {d.id: (d.packed_content, d.content, dict(d.metadata)) for d in image.documents} == held
+    restarted.index_directory()
+    assert not restarted.take_notices() and restarted.chunk_calls == 0
+    assert _answers(restarted) == expected
+
+
+@pytest.mark.parametrize("member", ["metadata_offsets.npy", "text_offsets.npy"])
+def test_a_snapshot_whose_document_offsets_do_not_fit_is_reported_and_the_rows_used(
+    tmp_path: Path, member: str
+) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    expected = indexed_and_closed(root, cache)
+    snapshot = snapshot_of(root, cache)
+    with zipfile.ZipFile(snapshot) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+        offsets = np.lib.format.read_array(io.BytesIO(members[member]))
+    buffer = io.BytesIO()
+    offsets[[1, 2]] = offsets[[2, 1]]  # the right length and ends, going back in between
+    assert offsets[1] > offsets[2]
+    np.save(buffer, offsets)
+    members[member] = buffer.getvalue()
+    with zipfile.ZipFile(snapshot, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert any("unreadable snapshot" in notice for notice in restarted.take_notices())
+    assert _answers(restarted) == expected and restarted.chunk_calls == 0
 
 
 @pytest.mark.usefixtures("quick_snapshots")

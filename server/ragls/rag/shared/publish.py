@@ -11,7 +11,6 @@ transaction back.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections import defaultdict
@@ -399,7 +398,7 @@ def _chunk_rows(plan: _Plan, file_ids: dict[str, int]) -> Iterable[tuple[Any, ..
         for ordinal, chunk_id in enumerate(plan.records[path].chunk_ids):
             document = plan.documents[chunk_id]
             terms = plan.delta.terms[chunk_id]
-            metadata = json.dumps(dict(document.metadata))
+            metadata = document.metadata_json()
             yield (file_id, ordinal, chunk_id, document.content, metadata, list(terms.terms), list(terms.counts))
 
 

@@ -81,7 +81,7 @@ def download(
         with os.fdopen(handle, "wb") as file:
             _fetch(connection, published, file, progress)
         header = snapshot.read_header(path)
-        if header.get("format") != snapshot.FORMAT or header.get("recipe") != recipe:
+        if header.get("format") not in snapshot.READABLE_FORMATS or header.get("recipe") != recipe:
             raise SnapshotError(
                 f"the published snapshot is of format {header.get('format')} and recipe {header.get('recipe')!r}"
             )
