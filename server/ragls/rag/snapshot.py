@@ -48,6 +48,8 @@ _NPY_ALIGNMENT = 64  # `.npy` headers are padded so the values start a multiple 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local header, before its name and extra field
 _LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
 _PADDING_ID = 0xD935  # an extra field readers skip, used for alignment (as Android's zipalign does)
+# Documents read their texts and metadata with `pread` from the kept file; without it (Windows), from memory.
+READ_WITH_PREAD = hasattr(os, "pread")
 
 
 class SnapshotError(Exception):
@@ -240,7 +242,7 @@ class _SavedRows:
 
     def __init__(self, raw: IO[bytes], texts: _Blob, packed: np.ndarray, metadata: _Blob) -> None:
         self.texts, self.packed, self.metadata = texts, packed, metadata
-        if hasattr(os, "pread"):
+        if READ_WITH_PREAD:
             self._fd = os.dup(raw.fileno())
             weakref.finalize(self, os.close, self._fd)
             self._memory: dict[int, bytes] | None = None
