@@ -153,7 +153,7 @@ class SavedDocument(Document):
     _row: int
 
     @classmethod
-    def many(cls, ids: list[str], rows: SavedRows) -> list[SavedDocument]:
+    def many(cls, ids: list[str], rows: SavedRows) -> list[Document]:
         """One document per id, row by row (the slot descriptors set directly: a restart makes 865,000)."""
         if not all(ids):
             raise ValueError("Document id must be a non-empty string")
@@ -161,7 +161,7 @@ class SavedDocument(Document):
         set_id, set_rows, set_row, set_embedding = (
             getattr(cls, name).__set__ for name in ("id", "_rows", "_row", "embedding")
         )
-        documents = []
+        documents: list[Document] = []
         for row, document_id in enumerate(ids):
             document = new(cls)
             set_id(document, document_id)

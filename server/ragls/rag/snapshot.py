@@ -78,23 +78,18 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
         with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
             _write_json(archive, "header.json", header)
             _write_json_rows(archive, "document_ids.json", (d.id for d in documents))
-            text_lengths = np.zeros(len(documents), dtype=np.int64)
             text_packed = np.zeros(len(documents), dtype=np.bool_)
-            with archive.open("text.bin", "w", force_zip64=True) as member, _Buffered(member) as out:
+
+            def texts() -> Iterator[bytes]:
                 for row, document in enumerate(documents):
                     text = document.packed_content
-                    data = text if isinstance(text, bytes) else text.encode()
-                    out.write(data)
-                    text_lengths[row], text_packed[row] = len(data), isinstance(text, bytes)
-            metadata_lengths = np.zeros(len(documents), dtype=np.int64)
-            with archive.open("metadata.bin", "w", force_zip64=True) as member, _Buffered(member) as out:
-                for row, document in enumerate(documents):
-                    data = document.metadata_json().encode()
-                    out.write(data)
-                    metadata_lengths[row] = len(data)
-            arrays["text_offsets"] = _offsets(text_lengths)
+                    text_packed[row] = isinstance(text, bytes)
+                    yield text if isinstance(text, bytes) else text.encode()
+
+            arrays["text_offsets"] = _write_concatenated(archive, "text.bin", texts(), len(documents))
             arrays["text_packed"] = text_packed
-            arrays["metadata_offsets"] = _offsets(metadata_lengths)
+            metadata = (document.metadata_json().encode() for document in documents)
+            arrays["metadata_offsets"] = _write_concatenated(archive, "metadata.bin", metadata, len(documents))
             _write_json_rows(
                 archive,
                 "files.json",
@@ -215,11 +210,12 @@ def _saved_documents(archive: zipfile.ZipFile, raw: IO[bytes], arrays: Mapping[s
     )
     if len(rows.packed) != len(ids):
         raise ValueError("document texts and their packing disagree")
-    return list(SavedDocument.many(ids, rows))
+    return SavedDocument.many(ids, rows)
 
 
 class _Blob:
-    """A member of concatenated values and where each starts: its position in the file, checked to fit."""
+    """A member of concatenated values and where each starts, checked to fit; read with `pread` from the kept
+    file, or held in memory where the system has no `pread`."""
 
     def __init__(self, info: zipfile.ZipInfo, raw: IO[bytes], offsets: np.ndarray, count: int, what: str) -> None:
         if info.compress_type != zipfile.ZIP_STORED:
@@ -230,6 +226,19 @@ class _Blob:
             raise ValueError(f"the document {what}' offsets go back")
         self.start = _data_start(info, raw)
         self.offsets = offsets
+        self.data: bytes | None = None
+        if not READ_WITH_PREAD:
+            raw.seek(self.start)
+            self.data = raw.read(info.file_size)
+
+    def read(self, fd: int, row: int) -> bytes:
+        start, end = int(self.offsets[row]), int(self.offsets[row + 1])
+        if self.data is not None:
+            return self.data[start:end]
+        data = os.pread(fd, end - start, self.start + start)
+        if len(data) != end - start:
+            raise OSError("the snapshot holding this document's text was cut short")
+        return data
 
 
 class _SavedRows:
@@ -242,55 +251,35 @@ class _SavedRows:
 
     def __init__(self, raw: IO[bytes], texts: _Blob, packed: np.ndarray, metadata: _Blob) -> None:
         self.texts, self.packed, self.metadata = texts, packed, metadata
+        self._fd = -1
         if READ_WITH_PREAD:
             self._fd = os.dup(raw.fileno())
             weakref.finalize(self, os.close, self._fd)
-            self._memory: dict[int, bytes] | None = None
-        else:
-            self._memory = {}
-            for blob in (texts, metadata):
-                raw.seek(blob.start)
-                self._memory[blob.start] = raw.read(int(blob.offsets[-1]))
-
-    def _read(self, blob: _Blob, row: int) -> bytes:
-        start, end = int(blob.offsets[row]), int(blob.offsets[row + 1])
-        if self._memory is not None:
-            return self._memory[blob.start][start:end]
-        data = os.pread(self._fd, end - start, blob.start + start)
-        if len(data) != end - start:
-            raise OSError("the snapshot holding this document's text was cut short")
-        return data
 
     def packed_text(self, row: int) -> PackedText:
-        data = self._read(self.texts, row)
+        data = self.texts.read(self._fd, row)
         return data if self.packed[row] else data.decode()
 
     def metadata_json(self, row: int) -> str:
-        return self._read(self.metadata, row).decode()
+        return self.metadata.read(self._fd, row).decode()
 
 
-class _Buffered:
-    """Small writes gathered into about a megabyte each: a zip member's `write` costs per call."""
-
-    def __init__(self, member: IO[bytes], size: int = 1 << 20) -> None:
-        self._member, self._size, self._parts, self._held = member, size, list[bytes](), 0
-
-    def __enter__(self) -> _Buffered:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.flush()
-
-    def write(self, data: bytes) -> None:
-        self._parts.append(data)
-        self._held += len(data)
-        if self._held >= self._size:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._parts:
-            self._member.write(b"".join(self._parts))
-            self._parts, self._held = [], 0
+def _write_concatenated(archive: zipfile.ZipFile, name: str, values: Iterator[bytes], count: int) -> np.ndarray:
+    """A member of `count` values one after another, written about a megabyte at a time (a member's `write`
+    costs per call); returns where each starts, and the end."""
+    lengths = np.zeros(count, dtype=np.int64)
+    with archive.open(name, "w", force_zip64=True) as member:
+        parts: list[bytes] = []
+        held = 0
+        for row, value in enumerate(values):
+            parts.append(value)
+            lengths[row] = len(value)
+            held += len(value)
+            if held >= 1 << 20:
+                member.write(b"".join(parts))
+                parts, held = [], 0
+        member.write(b"".join(parts))
+    return _offsets(lengths)
 
 
 def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:

@@ -328,19 +328,33 @@ def test_a_writer_visiting_every_saved_document_keeps_no_parse_of_its_metadata(t
     assert document.passing_metadata() is document.metadata
 
 
+def _members(snapshot: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(snapshot) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _rewrite(snapshot: Path, members: dict[str, bytes]) -> None:
+    """The snapshot written again with these members, as a plain zip would (no aligned members)."""
+    with zipfile.ZipFile(snapshot, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
 def _as_format_3(snapshot: Path) -> None:
     """Rewrite a snapshot as format 3 wrote it: ids and metadata in one JSON, no metadata member."""
-    with zipfile.ZipFile(snapshot) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-        image = snapshot_module.read(snapshot)
+    members, image = _members(snapshot), snapshot_module.read(snapshot)
     header = {**json.loads(members["header.json"]), "format": "3"}
     members["header.json"] = json.dumps(header).encode()
     members["documents.json"] = json.dumps([[d.id, dict(d.metadata)] for d in image.documents]).encode()
     for name in ("document_ids.json", "metadata.bin", "metadata_offsets.npy"):
         del members[name]
-    with zipfile.ZipFile(snapshot, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    _rewrite(snapshot, members)
 
 
 @pytest.mark.parametrize("block_bytes", [1, 7, 1 << 24])
@@ -370,17 +384,12 @@ def test_a_snapshot_whose_document_offsets_do_not_fit_is_reported_and_the_rows_u
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     expected = indexed_and_closed(root, cache)
     snapshot = snapshot_of(root, cache)
-    with zipfile.ZipFile(snapshot) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-        offsets = np.lib.format.read_array(io.BytesIO(members[member]))
-    buffer = io.BytesIO()
+    members = _members(snapshot)
+    offsets = np.lib.format.read_array(io.BytesIO(members[member]))
     offsets[[1, 2]] = offsets[[2, 1]]  # the right length and ends, going back in between
     assert offsets[1] > offsets[2]
-    np.save(buffer, offsets)
-    members[member] = buffer.getvalue()
-    with zipfile.ZipFile(snapshot, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    members[member] = _npy(offsets)
+    _rewrite(snapshot, members)
     restarted = service(root, cache)
     restarted.index_directory()
     assert any("unreadable snapshot" in notice for notice in restarted.take_notices())
@@ -471,14 +480,9 @@ def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_pa
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     expected = indexed_and_closed(root, cache)
     snapshot = snapshot_of(root, cache)
-    with zipfile.ZipFile(snapshot) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-    buffer = io.BytesIO()
-    np.save(buffer, np.zeros(1, dtype=np.float32))  # a well-formed array of the wrong length
-    members["index.lengths.npy"] = buffer.getvalue()
-    with zipfile.ZipFile(snapshot, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    members = _members(snapshot)
+    members["index.lengths.npy"] = _npy(np.zeros(1, dtype=np.float32))  # a well-formed array of the wrong length
+    _rewrite(snapshot, members)
     restarted = service(root, cache)
     restarted.index_directory()
     assert any("unusable" in notice for notice in restarted.take_notices())
@@ -513,11 +517,7 @@ def test_a_snapshot_of_unaligned_arrays_is_read_instead_of_mapped(tmp_path: Path
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     expected = indexed_and_closed(root, cache)
     snapshot = snapshot_of(root, cache)
-    with zipfile.ZipFile(snapshot) as archive:
-        members = [(name, archive.read(name)) for name in archive.namelist()]
-    with zipfile.ZipFile(snapshot, "w") as archive:
-        for name, data in members:
-            archive.writestr(name, data)
+    _rewrite(snapshot, _members(snapshot))
     image = snapshot_module.read(snapshot)
     with zipfile.ZipFile(snapshot) as archive, open(snapshot, "rb") as raw:
         for name, array in image.index.items():
