@@ -58,7 +58,10 @@ async def test_the_language_server_reads_the_shared_index(
 ) -> None:
     options = {"sharedIndex": {"name": NAME, "url": database}}
     session = await start_session(client, published, client_name, init_options=options)
-    status = await session.wait_indexed()
+    # The published snapshot is searchable (generation 1) before the walk finds the two local files: wait for them.
+    status = await session.wait_for(
+        lambda s: bool(s["folders"]) and (s["folders"][0].get("sharedIndex") or {}).get("localFiles") == 2
+    )
     (folder,) = status["folders"]
     assert_shared(folder["sharedIndex"], published, folder["files"])
     results = (await session.search("quokka", topK=5))["results"]
