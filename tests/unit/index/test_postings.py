@@ -72,6 +72,32 @@ def test_incremental_changes_answer_like_a_fresh_build(
         assert _answers(postings) == _answers(_fresh(live))
 
 
+@pytest.mark.parametrize("count_chunk", [1, 5, 37])
+def test_slots_counted_a_range_at_a_time_count_like_all_at_once(
+    count_chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(count_chunk)
+    live = {f"d{i}": _document(rng, f"d{i}") for i in range(300)}
+    whole = _fresh(live)
+    monkeypatch.setattr(postings_module, "COUNT_CHUNK_POSTINGS", count_chunk)
+    ranged = _fresh(live)
+    for key in list(live)[::7]:  # dead slots inside the ranges are counted out of the frequencies
+        ranged.remove(key)
+        whole.remove(key)
+    late = {f"late{i}": _document(rng, f"late{i}") for i in range(40)}
+    for document, terms in late.values():
+        ranged.add(document, terms)
+        whole.add(document, terms)
+    ranged.remove("late3")
+    whole.remove("late3")
+    ranged.refresh()
+    whole.refresh()
+    assert _answers(ranged) == _answers(whole)
+    assert np.array_equal(ranged._document_frequency, whole._document_frequency)
+    assert np.array_equal(ranged.lengths(), whole.lengths())
+    np.testing.assert_allclose(ranged.log_norms(), whole.log_norms(), rtol=1e-6)
+
+
 def test_small_changes_stay_in_the_tail_and_large_ones_rebuild() -> None:
     rng = random.Random(1)
     postings = Postings()
