@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, StagedPostings
 from ragls.index.ranking import Ranking, ranking
 from ragls.index.tokenize import (
     TermCounts,
@@ -110,24 +110,10 @@ class BM25Stream:
                 self._postings.refresh()
             return removed
 
-    def stage_replace(
-        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
-    ) -> Callable[[], None]:
-        """`replace_documents` built on a copy while readers carry on; the returned install swaps it in."""
-        if not self._owns_postings:
-            return lambda: None
-        postings = self._postings.copy()
-        for document_id in remove_ids:
-            postings.remove(document_id)
-        for document in add:
-            postings.add(document, self._terms(document, terms))
-        postings.refresh()
-
-        def install() -> None:
-            with self._lock:
-                self._postings.swap_in(postings)
-
-        return install
+    def staged(self) -> StagedPostings | None:
+        """A copy to change while readers carry on, then install in constant time (`StagedPostings`); None for a
+        view, which its knowledge base's copy changes."""
+        return StagedPostings(self._postings, self._lock, self._terms) if self._owns_postings else None
 
     def remove(self, document_id: str) -> bool:
         if not self._owns_postings:

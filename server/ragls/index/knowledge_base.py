@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
-from ragls.index.postings import Postings
+from ragls.index.postings import Postings, StagedPostings
 from ragls.index.ranking import Ranking, matches, ranking, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
 from ragls.index.vocabulary import Vocabulary
@@ -86,26 +86,9 @@ class InMemoryKnowledgeBase:
                 self._postings.refresh()
             return removed + replaced
 
-    def stage_replace(
-        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
-    ) -> Callable[[], None]:
-        """`replace_documents` built on a copy while readers carry on; the returned install swaps it in.
-
-        Only one writer may stage at a time (the index state serializes its commits). Nothing changes
-        here until install, which takes constant time, so a failure while staging leaves this store as it was.
-        """
-        postings = self._postings.copy()
-        for document_id in remove_ids:
-            postings.remove(document_id)
-        for document in add:
-            postings.add(document, self._terms(document, terms))
-        postings.refresh()
-
-        def install() -> None:
-            with self._lock:
-                self._postings.swap_in(postings)
-
-        return install
+    def staged(self) -> StagedPostings:
+        """A copy to change while readers carry on, then install in constant time (`StagedPostings`)."""
+        return StagedPostings(self._postings, self._lock, self._terms)
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """Cosine of (1 + log tf) document weights with (1 + log tf) * idf query weights."""

@@ -11,12 +11,13 @@ snapshot share its arrays instead of copying them.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ragls.index.columns import Column, room_for
-from ragls.index.tokenize import TermCounts
+from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vocabulary import LOOKUP_ARRAYS, Vocabulary
 from ragls.model import Document
 
@@ -411,6 +412,37 @@ class Postings:
         postings.total_length = float(postings._lengths[alive].sum(dtype=np.float64))
         postings._extend_tail(postings._base_end, n_slots)
         self.swap_in(postings)
+
+
+TermsOf = Callable[[Document, TermTable | None], Iterable[str] | TermCounts]
+
+
+class StagedPostings:
+    """A change built on a copy of an index while readers keep reading the index; `install` swaps it in.
+
+    It may come in parts (a full run adds each file's documents as the file is read, so its term counts are never
+    all held at once), then `finish` counts and sorts what was added, readers still carrying on, and `install`
+    takes constant time. Only one writer stages at a time, and nothing else changes the index meanwhile (the index
+    state serializes its commits); until `install` the index is as it was, whatever fails.
+    """
+
+    def __init__(self, live: Postings, lock: threading.RLock, terms_of: TermsOf) -> None:
+        self._live, self._lock, self._terms_of = live, lock, terms_of
+        self._copy = live.copy()
+
+    def replace(self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None) -> None:
+        """Drop then add, on the copy; `terms` may carry each added document's counts (each taken out as used)."""
+        for document_id in remove_ids:
+            self._copy.remove(document_id)
+        for document in add:
+            self._copy.add(document, self._terms_of(document, terms))
+
+    def finish(self) -> None:
+        self._copy.refresh()
+
+    def install(self) -> None:
+        with self._lock:
+            self._live.swap_in(self._copy)
 
 
 def same_documents(documents: Sequence[Document | None], others: Sequence[Document | None]) -> bool:

@@ -7,7 +7,7 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,7 +17,7 @@ import numpy as np
 
 from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.postings import same_documents
+from ragls.index.postings import StagedPostings, same_documents
 from ragls.index.symbols import SymbolIndex
 from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vectors import VectorStream
@@ -146,17 +146,55 @@ class DocumentStore(Protocol):
 
 @runtime_checkable
 class StagingStore(Protocol):
-    """A store that can build a replace on the side, readers carrying on, and install it in constant time."""
+    """A store that can build a change on a copy, readers carrying on, and install it in constant time."""
 
-    def stage_replace(
-        self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None
-    ) -> Callable[[], None]: ...
+    def staged(self) -> StagedPostings | None: ...
 
 
 # A delta touching this many documents (a full reindex, a branch switch) is built on copies of the
 # indexes outside the write lock, so searches wait for a swap instead of the whole change (Django's full
 # reindex: 1.8 s of blocked searches before). Smaller ones change the indexes in place: copying costs more.
 STAGE_MIN_DOCUMENTS = 2000
+
+
+class StagedChange:
+    """A delta on its way to a commit, built into copies of the stores as it grows once it is large.
+
+    From STAGE_MIN_DOCUMENTS documents on, each `catch_up` (a full run calls it after every file) hands what the
+    delta gained since to the copies: a run's term counts are indexed as its files are read, and taken out of the
+    delta, instead of all being held until the commit (on the Linux kernel, about 2 GB of tuples at once). The
+    caller serializes changes from the first `catch_up` to the commit, so the copies stay those of the stores.
+    """
+
+    def __init__(self, state: IndexState, delta: Delta | None = None) -> None:
+        self.delta = delta if delta is not None else Delta()
+        self._state = state
+        self._staged: list[tuple[DocumentStore, StagedPostings]] | None = None
+        self._removed = self._added = 0
+
+    def catch_up(self) -> None:
+        delta = self.delta
+        if self._staged is None:
+            if len(delta.add) + len(delta.remove_ids) < STAGE_MIN_DOCUMENTS:
+                return
+            stores = [store for store in self._state.stores if isinstance(store, StagingStore)]
+            copies = [(store, store.staged()) for store in stores]
+            self._staged = [(store, copy) for store, copy in copies if copy is not None]
+        if self._removed == len(delta.remove_ids) and self._added == len(delta.add):
+            return
+        tables = self._state.term_tables(delta)
+        remove_ids, add = delta.remove_ids[self._removed :], delta.add[self._added :]
+        for store, copy in self._staged:
+            copy.replace(remove_ids, add, tables.get(id(store)))
+        self._removed, self._added = len(delta.remove_ids), len(delta.add)
+
+    def finish(self) -> list[tuple[DocumentStore, StagedPostings]]:
+        """Hand the copies the rest of the delta and count and sort them (readers carrying on): the copies, to
+        install; none for a delta small enough to change the stores in place."""
+        self.catch_up()
+        for _, copy in self._staged or ():
+            copy.finish()
+        return self._staged or []
 
 
 class IndexState:
@@ -195,23 +233,22 @@ class IndexState:
         self._files = files
         self.decoded_chars = sum(record.decoded_chars for record in files.values())
 
-    def commit(self, delta: Delta, count_generation: bool = True) -> None:
+    def commit(self, change: Delta | StagedChange, count_generation: bool = True) -> None:
         """Apply a delta to every store atomically; on failure, undo what was applied and re-raise.
 
         Callers serialize commits (the service's index lock): staging reads the stores unlocked.
         """
-        staged = (
-            [store for store in self.stores if isinstance(store, StagingStore)]
-            if len(delta.add) + len(delta.remove_ids) >= STAGE_MIN_DOCUMENTS
-            else []
-        )
-        terms = self._term_tables(delta)
-        installs = [store.stage_replace(delta.remove_ids, delta.add, terms.get(id(store))) for store in staged]
+        if isinstance(change, Delta):
+            change = StagedChange(self, change)
+        delta = change.delta
+        staged = change.finish()
+        staged_stores = [store for store, _ in staged]
+        terms = self.term_tables(delta)
         with self.lock.writing():
             applied: list[tuple[DocumentStore, list[Document]]] = []
             try:
                 for store in self.stores:
-                    if store not in staged:
+                    if store not in staged_stores:
                         removed = store.replace_documents(delta.remove_ids, delta.add, terms.get(id(store)))
                         applied.append((store, removed))
             except BaseException:
@@ -220,8 +257,8 @@ class IndexState:
                 for store, removed in reversed(applied):
                     store.replace_documents(added_ids, removed)
                 raise
-            for install in installs:
-                install()
+            for _, copy in staged:
+                copy.install()
             self.symbols.replace_files([*delta.removed_files, *delta.symbol_files], delta.symbols)
             for file in delta.removed_files:
                 self._forget_file(file)
@@ -238,7 +275,7 @@ class IndexState:
                 self.generation += 1
                 self.last_committed_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _term_tables(self, delta: Delta) -> dict[int, TermTable]:
+    def term_tables(self, delta: Delta) -> dict[int, TermTable]:
         """Which of the delta's term tables each store indexes from (by the store's id); others tokenize."""
         tables: dict[int, TermTable] = {id(self.knowledge_base): delta.terms}
         if self.names is not None:

@@ -17,7 +17,7 @@ from ragls.ingest.reader import FileStat, stat_file
 from ragls.ingest.skips import is_editor_temp_file
 from ragls.ingest.walk import explain_empty_walk, walk
 from ragls.model import Progress
-from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile
+from ragls.rag.generation import Delta, FileRecord, IndexState, SkippedFile, StagedChange
 from ragls.rag.reading import PARALLEL_MIN_FILES, PlannedRead, ReadAhead, read_and_tokenize, read_workers
 
 ProgressCallback = Callable[[Progress], None]
@@ -58,12 +58,16 @@ class RunReport:
 
 @dataclass
 class _Staging:
-    delta: Delta = field(default_factory=Delta)
+    change: StagedChange
     report: RunReport = field(default_factory=RunReport)
     track_changes: bool = False
     decoded_chars: int = 0
     # The files of delta.removed_files as a set: a burst of 10,000 deletions must not cost 10,000 list scans.
     removed: set[str] = field(default_factory=set)
+
+    @property
+    def delta(self) -> Delta:
+        return self.change.delta
 
 
 class Indexer:
@@ -76,13 +80,22 @@ class Indexer:
         self.chunk_calls = 0
 
     def full_run(
-        self, state: IndexState, progress: ProgressCallback | None = None, cancel: threading.Event | None = None
-    ) -> tuple[Delta, RunReport]:
-        """Walk the whole folder; files no longer found lose their chunks."""
+        self,
+        state: IndexState,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        built_as_read: bool = True,
+    ) -> tuple[StagedChange, RunReport]:
+        """Walk the whole folder; files no longer found lose their chunks.
+
+        `built_as_read`: a large change goes into copies of the stores file by file (`StagedChange.catch_up`), so
+        the caller must commit it before anything else changes the stores; without it, the change is the delta
+        alone, with every term count in it (a publish filters it before its commit).
+        """
         self.rules = IgnoreRules(self.root)
         found = (lambda n_files: progress(Progress(n_files, 0, "", "walk"))) if progress is not None else None
         walked = walk(self.root, self.settings.limits, self.rules, found=found)
-        staging = _Staging()
+        staging = _Staging(StagedChange(state))
         staging.report.skipped.update(walked.skipped)
         staging.report.warning = explain_empty_walk(walked, self.rules)
         self._take_ignore_warnings(staging.report)
@@ -92,6 +105,8 @@ class Indexer:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled("index run cancelled")
                 self._stage_file(state, rel_path, staging, reader)
+                if built_as_read:
+                    staging.change.catch_up()
                 # The budget counts every admitted file so far (read or reused): a breach stops the run at once.
                 where = f"by file {index + 1:,} of {len(walked.files):,}, {rel_path}"
                 self._check_decoded_chars(staging.decoded_chars, where)
@@ -103,11 +118,11 @@ class Indexer:
         for rel_path in (state.files.keys() | state.skipped_files.keys()) - kept:
             self._stage_removal(state, rel_path, staging)
         staging.report.files = len(walked.files)
-        return staging.delta, staging.report
+        return staging.change, staging.report
 
-    def paths_run(self, state: IndexState, rel_paths: Iterable[str]) -> tuple[Delta, RunReport]:
+    def paths_run(self, state: IndexState, rel_paths: Iterable[str]) -> tuple[StagedChange, RunReport]:
         """Re-ingest only the given paths (files or directories); cost is proportional to them."""
-        staging = _Staging(track_changes=True)
+        staging = _Staging(StagedChange(state), track_changes=True)
         paths = sorted(set(rel_paths))
         # A branch switch changes thousands of files: those that are plain files are read ahead as a full run's.
         reader = self._read_ahead(state, [rel_path for rel_path in paths if self._path_kind(rel_path) == "file"])
@@ -134,7 +149,7 @@ class Indexer:
             )
         staging.report.files = new_files
         self._take_ignore_warnings(staging.report)
-        return staging.delta, staging.report
+        return staging.change, staging.report
 
     def _take_ignore_warnings(self, report: RunReport) -> None:
         """Ignore files the run found over a cap: warned about, and counted among the skips (`rag/status` shows it)."""

@@ -208,12 +208,13 @@ class RagService:
         previous_state = "failed" if self._error else "idle"
         self._state_name = "indexing"
         try:
-            delta, report = stage(self._indexer)
+            change, report = stage(self._indexer)
+            delta = change.delta
             committed = not delta.is_empty() or full_walk
             if committed:
                 if progress is not None:
                     progress(Progress(0, report.files, "", "index"))
-                self.state.commit(delta)
+                self.state.commit(change)
         except Cancelled:
             self._state_name = previous_state
             raise

@@ -10,7 +10,7 @@ from ragls.index.bm25 import BM25Stream
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.tokenize import TermCounts, code_tokens, name_text, searchable_text
 from ragls.model import Document
-from ragls.rag.generation import STAGE_MIN_DOCUMENTS, Delta, IndexState
+from ragls.rag.generation import STAGE_MIN_DOCUMENTS, Delta, IndexState, StagedChange
 
 
 def documents(prefix: str, n: int, word: str) -> list[Document]:
@@ -56,12 +56,43 @@ def test_the_knowledge_base_takes_the_counts_tokenized_ahead_out_of_the_delta(st
     assert answers(state, "alpha_7 return") == answers(reference, "alpha_7 return")
 
 
+def counted(added: list[Document]) -> dict[str, TermCounts]:
+    return {d.id: TermCounts.of(code_tokens(searchable_text(d.content, d.metadata))) for d in added}
+
+
+def test_a_change_built_as_it_grows_answers_like_the_whole_delta_committed_at_once() -> None:
+    """A full run hands each file's documents to the copies as it stages them: the counts leave the delta at once,
+    readers see the old index until the commit, and the commit answers as one of the whole delta would."""
+    old = documents("a", 300, "alpha")
+    reference, state = new_state(), new_state()
+    for each in (reference, state):
+        each.commit(Delta(add=old))
+    parts = [documents(f"b{part}_", STAGE_MIN_DOCUMENTS // 2, "beta") for part in range(3)]
+    whole = Delta(remove_ids=[d.id for d in old[:100]], add=[d for part in parts for d in part])
+    reference.commit(whole)
+    change = StagedChange(state)
+    for number, part in enumerate(parts):
+        change.delta.remove_ids.extend(d.id for d in (old[number * 50 : number * 50 + 50] if number < 2 else []))
+        change.delta.add.extend(part)
+        change.delta.terms.update(counted(part))
+        change.catch_up()
+        held = len(change.delta.terms)
+        assert held == (len(part) if number == 0 else 0), "once large, each part's counts are taken as it comes"
+        assert state.knowledge_base.search("beta", 5) == [] and state.knowledge_base.size() == 300
+    state.commit(change)
+    for query in ("alpha", "beta", "beta_7", "alpha_3 return", "b1_4"):
+        assert answers(state, query) == answers(reference, query)
+    assert state.knowledge_base.size() == reference.knowledge_base.size() == 200 + 3 * (STAGE_MIN_DOCUMENTS // 2)
+
+
 def test_readers_see_the_old_index_until_the_staged_one_is_installed() -> None:
     knowledge_base = InMemoryKnowledgeBase()
     knowledge_base.add_documents(documents("a", 10, "alpha"))
-    install = knowledge_base.stage_replace([f"a{i}" for i in range(10)], documents("b", 10, "beta"))
+    staged = knowledge_base.staged()
+    staged.replace([f"a{i}" for i in range(10)], documents("b", 10, "beta"))
+    staged.finish()
     assert len(knowledge_base.search("alpha", 5)) == 5 and knowledge_base.search("beta", 5) == []
-    install()
+    staged.install()
     assert knowledge_base.search("alpha", 5) == [] and len(knowledge_base.search("beta", 5)) == 5
 
 

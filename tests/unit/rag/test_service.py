@@ -16,6 +16,7 @@ import pytest
 from ragls.config import Limits, Settings
 from ragls.errors import InvalidArgument, LimitExceeded
 from ragls.index.embedding import HashingEmbedding
+from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.rag.service import RagService
 
 
@@ -150,6 +151,55 @@ def test_a_limit_breach_fails_the_run_and_keeps_the_previous_generation(tmp_path
     (root / "d.py").unlink()
     service.index_directory()
     assert service.status().state == "idle" and service.status().error is None
+
+
+def results(service: RagService, query: str) -> list[tuple[str, float]]:
+    return [(r.document.id, round(r.score, 6)) for r in service.search(query, 10)]
+
+
+def test_a_full_run_built_as_its_files_are_read_answers_as_one_built_at_its_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large run indexes each file into copies of the stores as it is read (its counts are not all held until the
+    commit): the same answers, a run that fails halfway leaves the previous generation, and a rerun catches up."""
+    files = {f"pkg/m{i}.py": f"def handler_{i}(request):\n    return request.field_{i % 7}\n" for i in range(40)}
+    queries = ("handler_3 request", "field_5", "m12", "return request")
+    built, reference = RagService(write(tmp_path / "built", files)), RagService(write(tmp_path / "ref", files))
+    monkeypatch.setattr("ragls.rag.generation.STAGE_MIN_DOCUMENTS", 4)
+    files_read: list[int] = []
+    copied_after: list[int] = []
+    staged = InMemoryKnowledgeBase.staged
+
+    def staged_counted(knowledge_base: InMemoryKnowledgeBase) -> Any:
+        copied_after.append(len(files_read))
+        return staged(knowledge_base)
+
+    monkeypatch.setattr(InMemoryKnowledgeBase, "staged", staged_counted)
+    built.index_directory(progress=lambda p: files_read.append(p.indexed_files) if p.phase == "read" else None)
+    assert copied_after == [3], "the copies are made with the 4th document staged (before its file is told)"
+    monkeypatch.undo()
+    reference.index_directory()
+    for query in queries:
+        assert results(built, query) == results(reference, query)
+    for root in (built.root, reference.root):
+        assert root is not None
+        (root / "pkg/m3.py").write_text("def handler_3(request):\n    return request.renamed\n")
+        (root / "pkg/m4.py").unlink()
+        write(root, {f"new/n{i}.py": f"def fresh_{i}():\n    return 'fresh'\n" for i in range(10)})
+    monkeypatch.setattr("ragls.rag.generation.STAGE_MIN_DOCUMENTS", 4)
+    built.settings = Settings(limits=Limits(max_decoded_bytes=2000))
+    assert built._indexer is not None
+    built._indexer.settings = built.settings
+    with pytest.raises(LimitExceeded, match="maxDecodedBytes"):
+        built.index_directory()
+    assert results(built, "renamed") == [] and ids(built, "m4")[0] == "pkg/m4.py#handler_4"
+    built._indexer.settings = built.settings = Settings()
+    built.index_directory()
+    monkeypatch.undo()
+    reference.index_directory()
+    for query in (*queries, "renamed", "fresh", "m4 handler_4"):
+        assert results(built, query) == results(reference, query)
+    assert built.status().files == reference.status().files == 49
 
 
 def test_searches_never_see_a_mix_of_generations(tmp_path: Path) -> None:

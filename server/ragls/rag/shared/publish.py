@@ -234,7 +234,7 @@ def _plan(
 ) -> _Plan:
     """Walk and stage the folder as an index run would, over the last generation's index (its files' chunks are
     not re-made where their fingerprints match), and decide what the write transaction writes."""
-    delta, _ = Indexer(root, settings).full_run(state, progress)
+    delta = Indexer(root, settings).full_run(state, progress, built_as_read=False)[0].delta
     documents = {document.id: document for document in delta.add}
     records: dict[str, FileRecord] = {}
     left_out = []
