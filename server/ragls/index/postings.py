@@ -32,6 +32,11 @@ _BINCOUNT_SHARE = 8
 # many (8 bytes each), whatever the size of the index.
 SORT_CHUNK_POSTINGS = 1 << 18
 COUNT_CHUNK_POSTINGS = 1 << 22
+# Term frequencies are held as this type, in the forward index and in the postings: two bytes a posting where
+# float32 took four (600 MB of the Linux kernel's three streams). A count past its top is held as the top: BM25
+# has long saturated there, and a chunk that repeats a term 65,535 times is no chunk of code.
+COUNT_TYPE = np.uint16
+_COUNT_MAX = int(np.iinfo(COUNT_TYPE).max)
 
 
 class Postings:
@@ -62,14 +67,14 @@ class Postings:
         self._lists_shared = False
         self._forward_offsets = Column(np.int64, [0])
         self._forward_terms = Column(np.int32)
-        self._forward_counts = Column(np.float32)
+        self._forward_counts = Column(COUNT_TYPE)
         self._alive = bytearray()
         self._lengths = np.zeros(0, dtype=np.float32)
         self._norms = np.zeros(0, dtype=np.float32)
         self._document_frequency = np.zeros(0, dtype=np.int32)
         self._base_offsets = np.zeros(1, dtype=np.int64)
         self._base_slots = np.zeros(0, dtype=np.int32)
-        self._base_frequencies = np.zeros(0, dtype=np.float32)
+        self._base_frequencies = np.zeros(0, dtype=COUNT_TYPE)
         self._base_end = 0
         self._tail: dict[int, tuple[list[int], list[float]]] = {}
         self._tail_postings = 0
@@ -132,7 +137,7 @@ class Postings:
                 TermCounts(tuple(terms), tuple(terms.values())) if isinstance(terms, Mapping) else TermCounts.of(terms)
             )
         self._forward_terms.extend(self.vocabulary.ids_of(terms.terms))
-        self._forward_counts.extend(terms.counts)
+        self._forward_counts.extend(np.minimum(terms.counts, _COUNT_MAX))
         self._forward_offsets.append(len(self._forward_terms))
         self.slot_of[document.id] = len(self.documents)
         self.documents.append(document)
@@ -280,15 +285,16 @@ class Postings:
         return term_id is not None and term_id < len(self._document_frequency) and self._document_frequency[term_id] > 0
 
     def term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, int] | None:
-        """(slots, frequencies, live document frequency) of a term, or None when no live document has it."""
+        """(slots, frequencies as float32, live document frequency) of a term, or None when no live document has
+        it."""
         term_id = self.vocabulary.get(term)
         if term_id is None or term_id >= len(self._document_frequency) or self._document_frequency[term_id] <= 0:
             return None
         if term_id + 1 < len(self._base_offsets):
             first, last = self._base_offsets[term_id], self._base_offsets[term_id + 1]
-            slots, frequencies = self._base_slots[first:last], self._base_frequencies[first:last]
+            slots, frequencies = self._base_slots[first:last], self._base_frequencies[first:last].astype(np.float32)
         else:
-            slots, frequencies = self._base_slots[:0], self._base_frequencies[:0]
+            slots, frequencies = self._base_slots[:0], np.zeros(0, dtype=np.float32)
         tail = self._tail.get(term_id)
         if tail is not None:
             slots = np.concatenate([slots, np.array(tail[0], dtype=np.int32)])
@@ -380,14 +386,14 @@ class Postings:
         postings._forward_offsets = _column(np.int64, arrays["forward_offsets"], len(documents) + 1)
         held = int(postings._forward_offsets.values()[-1])
         postings._forward_terms = _column(np.int32, arrays["forward_terms"], held)
-        postings._forward_counts = _column(np.float32, arrays["forward_counts"], held)
+        postings._forward_counts = _column(COUNT_TYPE, _counts(arrays["forward_counts"]), held)
         postings._alive = bytearray(np.ascontiguousarray(arrays["alive"], dtype=np.int8).tobytes())
         postings._lengths = arrays["lengths"].astype(np.float32, copy=False)
         postings._norms = arrays["norms"].astype(np.float32, copy=False)
         postings._document_frequency = arrays["document_frequency"].astype(np.int32, copy=False)
         postings._base_offsets = arrays["base_offsets"].astype(np.int64, copy=False)
         postings._base_slots = arrays["base_slots"].astype(np.int32, copy=False)
-        postings._base_frequencies = arrays["base_frequencies"].astype(np.float32, copy=False)
+        postings._base_frequencies = _counts(arrays["base_frequencies"])
         postings._base_end, postings.n_dead = (int(v) for v in arrays["base_end"])
         n_slots = len(postings.documents)
         base_slots = postings._base_slots
@@ -467,7 +473,7 @@ def inverted(
     np.cumsum(frequency, out=base_offsets[1:])
     cursor = base_offsets[:-1].copy()
     base_slots = np.empty(len(terms), dtype=np.int32)
-    base_counts = np.empty(len(terms), dtype=np.float32)
+    base_counts = np.empty(len(terms), dtype=counts.dtype)
     for first, last in _slot_ranges(offsets, chunk):
         start, end = int(offsets[first]), int(offsets[last])
         if start == end:
@@ -524,6 +530,14 @@ def _column(dtype: type, values: np.ndarray, size: int) -> Column:
     if size > len(values):
         raise ValueError("the saved index arrays do not fit together")
     return Column.adopt(np.ascontiguousarray(values, dtype=dtype), size)
+
+
+def _counts(values: np.ndarray) -> np.ndarray:
+    """Saved term frequencies as `COUNT_TYPE`, without a copy where they are already (a snapshot written before
+    counts were held so kept them as float32)."""
+    if values.dtype == COUNT_TYPE:
+        return values
+    return np.clip(values, 0, _COUNT_MAX).astype(COUNT_TYPE)
 
 
 def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

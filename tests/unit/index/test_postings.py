@@ -248,3 +248,30 @@ def test_a_load_over_other_slots_keeps_its_own_documents() -> None:
     loaded_other.load({name: np.array(value) for name, value in other.export().items()}, other.documents, like=loaded)
     assert loaded_other.documents is not loaded.documents and loaded_other.get("o3") is not None
     assert loaded.get("o3") is None
+
+
+def test_counts_are_held_in_two_bytes_the_top_holding_any_larger_count() -> None:
+    postings = Postings()
+    postings.add(Document("many", "x", {"file": "m.py"}), {"often": 70_000, "once": 1})
+    postings.add(Document("few", "x", {"file": "f.py"}), {"often": 3})
+    postings.refresh()
+    often = postings.term_postings("often")
+    assert often is not None and often[1].dtype == np.float32
+    assert often[1].tolist() == [65_535.0, 3.0] and postings.lengths().tolist() == [65_536.0, 3.0]
+    arrays = postings.export()
+    assert arrays["forward_counts"].dtype == arrays["base_frequencies"].dtype == np.uint16
+
+
+def test_a_snapshot_that_saved_counts_as_float32_loads_as_it_answered() -> None:
+    rng = random.Random(5)
+    postings = Postings()
+    for i in range(200):
+        postings.add(*_document(rng, f"d{i}"))
+    postings.refresh()
+    arrays = dict(postings.export())
+    for name in ("forward_counts", "base_frequencies"):
+        arrays[name] = arrays[name].astype(np.float32)  # as a snapshot written before counts took two bytes
+    loaded = Postings()
+    loaded.load(arrays, postings.documents)
+    assert _answers(loaded) == _answers(postings)
+    assert loaded.export()["forward_counts"].dtype == np.uint16
