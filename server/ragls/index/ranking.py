@@ -56,8 +56,11 @@ def top_results(
     Equal scores are ordered by document id, never by slot: slots depend on the order of past edits, and an
     index built by edits must answer like one built from scratch.
     """
-    candidates = np.flatnonzero(scores > 0)
-    if candidates.size == 0 or top_k <= 0:
+    if top_k <= 0:
+        return []
+    floor = 0.0 if filters else _lower_bound_of_kth(scores, top_k)
+    candidates = np.flatnonzero(scores > 0) if floor <= 0.0 else np.flatnonzero(scores >= floor)
+    if candidates.size == 0:
         return []
     if not filters and candidates.size > top_k:
         kth = np.partition(scores[candidates], candidates.size - top_k)[candidates.size - top_k]
@@ -79,6 +82,23 @@ def top_results(
                     break
         start = end
     return results
+
+
+BLOCK = 256
+
+
+def _lower_bound_of_kth(scores: np.ndarray, top_k: int) -> float:
+    """A score that at least top_k slots reach, at most the top_k-th best (0 where none is cheap to find).
+
+    The top_k-th best of the blocks' maxima: top_k blocks reach it, so top_k slots do. Partitioning the slots
+    at or above it instead of every positive one is what makes a top 100 of the Linux kernel's 865,000 chunks
+    cheap (the positive slots of a question there run to hundreds of thousands).
+    """
+    blocks = len(scores) // BLOCK
+    if blocks <= top_k:
+        return 0.0
+    maxima = scores[: blocks * BLOCK].reshape(blocks, BLOCK).max(axis=1)
+    return float(np.partition(maxima, blocks - top_k)[blocks - top_k])
 
 
 def _id(document: Document | None) -> str:

@@ -8,7 +8,7 @@ import pytest
 from ragls.index.bm25 import BM25Stream
 from ragls.index.embedding import HashingEmbedding
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
-from ragls.index.ranking import ranking
+from ragls.index.ranking import ranking, top_results
 from ragls.index.vectors import VectorStream
 from ragls.model import Document
 
@@ -58,3 +58,19 @@ def test_a_removed_document_scores_nothing() -> None:
     knowledge_base.remove_document("d0")
     ranked = BM25Stream.over(knowledge_base).ranking(QUERY, 1)
     assert ranked.scores_of is not None and ranked.scores_of(["d0"]).tolist() == [0.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("top_k", [1, 7, 100])
+def test_the_top_of_many_slots_is_every_positive_slot_sorted_by_score_then_id(seed: int, top_k: int) -> None:
+    """Big arrays take the blocks' maxima as a floor before partitioning; the answer must not change, ties and
+    all (scores drawn from a few values, many zeros, some negative)."""
+    generator = np.random.default_rng(seed)
+    size = 30_000 + seed * 1_001  # not a multiple of the block: the tail past the last block counts too
+    scores = generator.choice(np.array([-1.0, 0.0, 0.0, 0.0, 0.25, 0.5, 1.0, 2.0], dtype=np.float32), size)
+    scores[-3:] = 9.0 if seed % 2 else scores[-3:]
+    documents = [Document(f"d{generator.integers(10**9):09d}-{slot}", "x") for slot in range(size)]
+    positive = [(-float(score), documents[slot].id) for slot, score in enumerate(scores.tolist()) if score > 0]
+    expected = sorted(positive)[:top_k]
+    results = top_results(scores, documents, top_k)
+    assert [(-result.score, result.document.id) for result in results] == expected
