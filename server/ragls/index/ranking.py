@@ -10,6 +10,10 @@ import numpy as np
 
 from ragls.model import Document, SearchResult
 
+# Slots per block whose maximum `_lower_bound_of_kth` takes: a tree of fewer than BLOCK x topK slots sorts every
+# positive one, as before.
+BLOCK = 256
+
 
 def matches(document: Document, filters: Mapping[str, Any] | None) -> bool:
     """Exact-match AND over metadata; no filters matches everything."""
@@ -82,9 +86,6 @@ def top_results(
                     break
         start = end
     return results
-
-
-BLOCK = 256
 
 
 def _lower_bound_of_kth(scores: np.ndarray, top_k: int) -> float:

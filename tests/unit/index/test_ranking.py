@@ -68,7 +68,8 @@ def test_the_top_of_many_slots_is_every_positive_slot_sorted_by_score_then_id(se
     generator = np.random.default_rng(seed)
     size = 30_000 + seed * 1_001  # not a multiple of the block: the tail past the last block counts too
     scores = generator.choice(np.array([-1.0, 0.0, 0.0, 0.0, 0.25, 0.5, 1.0, 2.0], dtype=np.float32), size)
-    scores[-3:] = 9.0 if seed % 2 else scores[-3:]
+    if seed % 2:
+        scores[-3:] = 9.0  # the best scores in the tail past the last block, which no block's maximum holds
     documents = [Document(f"d{generator.integers(10**9):09d}-{slot}", "x") for slot in range(size)]
     positive = [(-float(score), documents[slot].id) for slot, score in enumerate(scores.tolist()) if score > 0]
     expected = sorted(positive)[:top_k]
