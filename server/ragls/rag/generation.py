@@ -7,7 +7,7 @@ search never sees the BM25 stream of one generation and the knowledge base of an
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -320,12 +320,17 @@ class IndexState:
                 code_slots,
             )
 
-    def install(self, image: GenerationImage) -> None:
-        """Make a saved image the current generation, number and time included."""
+    def install(
+        self, image: GenerationImage, loaded_arrays: Callable[[Mapping[str, np.ndarray]], None] | None = None
+    ) -> None:
+        """Make a saved image the current generation, number and time included; `loaded_arrays` is told of each
+        index's arrays once that index has loaded them (a snapshot's install lets go of the pages it read)."""
         documents = image.documents
+        done = loaded_arrays or (lambda arrays: None)
         with self.lock.writing():
             in_slots = _at(documents, image.index_slots)
             self.knowledge_base.load_index(image.index, in_slots)
+            done(image.index)
             loaded = self.knowledge_base.shared_index()[0]
             for stream, arrays, slots in (
                 (self.names, image.names, image.names_slots),
@@ -336,6 +341,7 @@ class IndexState:
                 if arrays is not None and slots is not None:
                     same = np.array_equal(slots, image.index_slots)  # the usual case: every commit changes all alike
                     stream.load_index(arrays, in_slots if same else _at(documents, slots), loaded)
+                    done(arrays)
                 else:  # a snapshot written without this stream: index its documents again
                     stream.clear()
                     stream.replace_documents((), documents)

@@ -46,6 +46,7 @@ from ragls.rag.prompt import FORMATS, build_prompt
 from ragls.rag.recency import Freshness
 from ragls.rag.rerank import rerank_stage
 from ragls.rag.retriever import HybridRetriever, WhenComplete, normalized_scores
+from ragls.rag.snapshot import release_pages
 from ragls.rag.store import IndexStore, StoredIndex, StoreError, store_path
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class RagService:
             )
             self.freshness.refresh(root, self.state.files)
             if loaded_snapshot:
-                # Searchable since the load; the snapshot's mapped forward postings now get room for the edits.
+                # Searchable since the load; forward postings mapped without room (an older snapshot's) now get it.
                 self.state.ensure_room()
             saved = self._persistence.last_save
         if progress is not None and not self._persistence.wait(saved, timeout=0):
@@ -326,7 +327,7 @@ class RagService:
             self.state.vectors.cache.update(loaded.vectors)
             self._persistence.save_vectors(list(loaded.vectors.items()))
         if loaded.image is not None:
-            self.state.install(loaded.image)  # searchable at once; complete after the walk
+            self.state.install(loaded.image, release_pages)  # searchable at once; complete after the walk
             self._persistence.queue(loaded.image.as_delta(), self._manual_ids, SNAPSHOT_QUIET_SECONDS)
             return True
         if loaded.delta is not None and not loaded.delta.is_empty():
@@ -339,7 +340,7 @@ class RagService:
         store = self._persistence.store
         assert stored.image is not None and store is not None
         try:
-            self.state.install(stored.image)
+            self.state.install(stored.image, release_pages)
             return stored
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             self.state.clear()

@@ -37,8 +37,9 @@ from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
 TEXT_BLOCK_BYTES = 1 << 24
-# The forward arrays of every index, read with room for the appends of later edits where they are not mapped.
+# The forward arrays of every index, written with room for the appends of later edits (`_write_with_room`).
 GROWING_ARRAYS = frozenset({"forward_offsets", "forward_terms", "forward_counts"})
+_WRITE_VALUES = 1 << 20  # values written to a member at a time, so that no copy of a whole array is made
 FORMAT = "4"  # 2: the streams share the knowledge base's terms, saved once; 3: texts packed; 4: documents lazy
 READABLE_FORMATS = frozenset({"3", FORMAT})
 # Arrays are mapped, not read, where the system's mapping semantics allow replacing a mapped file (not Windows).
@@ -101,7 +102,10 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             _write_json_rows(archive, "symbols.json", iter(image.symbols))  # named tuples: each one a JSON array
             for name, value in arrays.items():
                 with archive.open(_aligned_member(archive, f"{name}.npy"), "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
+                    if name.rsplit(".", 1)[-1] in GROWING_ARRAYS:
+                        _write_with_room(member, np.ascontiguousarray(value))
+                    else:
+                        np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
@@ -287,7 +291,8 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     where it cannot be: compressed, not a flat array of numbers, empty, or not aligned (an older snapshot).
 
     Nothing is read but the headers: the pages come in as they are used. The forward columns, which edits
-    append to, move to memory of their own with room after the first walk (`IndexState.ensure_room`).
+    append to, were written with room past their values; those of an older snapshot, written without it, move
+    to memory of their own with room after the first walk (`IndexState.ensure_room`).
     """
     if info.compress_type != zipfile.ZIP_STORED:
         return None
@@ -309,6 +314,29 @@ def _map_array(info: zipfile.ZipInfo, raw: IO[bytes]) -> np.ndarray | None:
     return np.frombuffer(mapping, dtype=dtype, count=length, offset=values_start - map_start)
 
 
+def release_pages(arrays: Mapping[str, np.ndarray]) -> None:
+    """Let go of the pages of the mapped arrays that an install has read through (the forward postings' term ids
+    checked, the vocabulary's terms scanned: 800 MB of the Linux kernel's), so that they stay in the kernel's
+    page cache and leave this process's memory; the next read of one maps it again from there.
+
+    Only as an install loads them (`IndexState.install`), before any edit has written into an array: dropping a
+    page of a copy-on-write mapping drops what was written to it.
+    """
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    for array in arrays.values():
+        mapping = _mapping_of(array)
+        if mapping is not None:
+            mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
+    base: object = array
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return base if isinstance(base, mmap.mmap) else None
+
+
 def _data_start(info: zipfile.ZipInfo, raw: IO[bytes]) -> int:
     """Where a member's bytes start in the file: past its local header, name and extra field."""
     raw.seek(info.header_offset)
@@ -325,6 +353,25 @@ def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
     header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _fortran_order, dtype = header(stream)
     return shape, dtype
+
+
+def _write_with_room(member: IO[bytes], values: np.ndarray) -> None:
+    """A flat array followed by `room_for` its length of zeros, as one `.npy` array of both: mapped copy-on-write,
+    the zeros are the room later edits append into, so a restart never copies the forward postings to give them
+    room (a gigabyte of the Linux kernel's), and only the pages an edit writes become the process's own. A reader
+    takes the values' length from the offsets (`Postings.load`)."""
+    room = room_for(len(values))
+    header = {
+        "descr": np.lib.format.dtype_to_descr(values.dtype),
+        "fortran_order": False,
+        "shape": (len(values) + room,),
+    }
+    np.lib.format.write_array_header_1_0(member, header)
+    for start in range(0, len(values), _WRITE_VALUES):
+        member.write(values[start : start + _WRITE_VALUES].data.cast("B"))
+    zeros = np.zeros(min(room, _WRITE_VALUES), dtype=values.dtype)
+    for start in range(0, room, _WRITE_VALUES):
+        member.write(zeros[: min(_WRITE_VALUES, room - start)].data.cast("B"))
 
 
 def _read_with_room(member: IO[bytes]) -> np.ndarray:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import mmap
 import os
 import pickle
 import signal
@@ -490,10 +489,7 @@ def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_pa
 
 
 def _mapped(array: np.ndarray) -> bool:
-    base: object = array
-    while isinstance(base, np.ndarray | memoryview):
-        base = base.base if isinstance(base, np.ndarray) else base.obj
-    return isinstance(base, mmap.mmap)
+    return snapshot_module._mapping_of(array) is not None
 
 
 @pytest.mark.skipif(not snapshot_module.MAP_ARRAYS, reason="arrays are mapped only where the system allows it")
@@ -510,6 +506,33 @@ def test_a_snapshot_maps_its_arrays_copy_on_write(tmp_path: Path) -> None:
     lengths[:] = -1.0  # this process's own copy of the pages: the file never changes
     assert snapshot.read_bytes() == before
     assert float(snapshot_module.read(snapshot).index["lengths"][0]) != -1.0
+
+
+def _resident_kb(array: np.ndarray) -> int:
+    """The resident size of the mapping that holds the array's first value, from /proc/self/smaps."""
+    address, resident, inside = array.__array_interface__["data"][0], 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            start, end = (int(bound, 16) for bound in head.split("-"))
+            inside = start <= address < end
+        elif inside and head == "Rss:":
+            resident = int(line.split()[1])
+    return resident
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="resident pages are read from /proc/self/smaps")
+def test_the_pages_an_install_read_leave_the_process_and_read_the_same_again(tmp_path: Path) -> None:
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    indexed_and_closed(root, cache)
+    image = snapshot_module.read(snapshot_of(root, cache))
+    arrays = {name: array for name, array in image.index.items() if len(array) and _mapped(array)}
+    assert "forward_terms" in arrays and "terms" in arrays
+    before = {name: array.tolist() for name, array in arrays.items()}  # reads every page
+    assert all(_resident_kb(array) > 0 for array in arrays.values())
+    snapshot_module.release_pages(image.index)
+    assert all(_resident_kb(array) == 0 for array in arrays.values())
+    assert {name: array.tolist() for name, array in arrays.items()} == before
 
 
 def test_a_snapshot_of_unaligned_arrays_is_read_instead_of_mapped(tmp_path: Path) -> None:
@@ -548,15 +571,29 @@ def test_a_snapshot_written_after_an_edit_loads_and_answers_the_same(tmp_path: P
     assert [*_answers(restarted), top(restarted, "zeppelin")] == expected
 
 
-def test_the_first_edit_after_a_restart_appends_into_the_loaded_arrays(tmp_path: Path) -> None:
-    """A snapshot's forward postings get room after the first run: the edit writes past them instead of copying them."""
+@pytest.mark.parametrize("written_with_room", [True, False])
+def test_the_first_edit_after_a_restart_appends_into_the_loaded_arrays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written_with_room: bool
+) -> None:
+    """A snapshot's forward postings come with room, mapped (an older snapshot's get it after the first run): the
+    edit writes past them instead of copying them."""
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
-    indexed_and_closed(root, cache)
+    with monkeypatch.context() as patched:
+        if not written_with_room:  # as snapshots were written before: each forward array holds its values alone
+            patched.setattr(
+                snapshot_module,
+                "_write_with_room",
+                lambda member, values: np.lib.format.write_array(member, values, allow_pickle=False),
+            )
+        indexed_and_closed(root, cache)
     restarted = service(root, cache)
     restarted.index_directory()
+    assert not restarted.take_notices() and restarted.chunk_calls == 0
     postings = restarted.state.knowledge_base.shared_index()[0]
     columns = (postings._forward_offsets, postings._forward_terms, postings._forward_counts)
     assert all(column.capacity > len(column) for column in columns)
+    if snapshot_module.MAP_ARRAYS:
+        assert all(_mapped(column.values()) == written_with_room for column in columns)
     loaded = [column.values() for column in columns]
     (root / "a.py").write_text("def alpha_handler(request):\n    return request.zeppelin\n")
     restarted.update_paths(["a.py"])
