@@ -144,8 +144,8 @@ class _Columns:
 
     @staticmethod
     def of(symbols: list[Symbol]) -> _Columns:
-        names = [symbol.name.lower() for symbol in symbols]
-        qualified = [symbol.qualified_name.lower() for symbol in symbols]
+        names = _lowered(symbol.name for symbol in symbols)
+        qualified = _lowered(symbol.qualified_name for symbol in symbols)
         haystacks = (
             qualified
             if all(map(operator.contains, qualified, names))
@@ -336,6 +336,12 @@ class _Sorted:
         else:
             end = bisect.bisect_left(self.texts, prefix[:-1] + chr(last + 1), start)
         return self.indices[start:end]
+
+
+def _lowered(texts: Iterable[str]) -> list[str]:
+    """Each text in lower case, the text itself where it is already: most names are, and a lowered copy of each
+    would cost a million symbols 60 MB."""
+    return [text if (lower := text.lower()) == text else lower for text in texts]
 
 
 def _first(count: int, indices: Iterator[int], taken: set[int]) -> list[int]:
