@@ -535,6 +535,18 @@ def test_the_pages_an_install_read_leave_the_process_and_read_the_same_again(tmp
     assert {name: array.tolist() for name, array in arrays.items()} == before
 
 
+def test_loaded_symbols_share_the_strings_they_repeat(tmp_path: Path) -> None:
+    root = write(tmp_path / "w", {**FILES, "d.py": "def delta():\n    pass\n\n\ndef epsilon():\n    pass\n"})
+    cache = tmp_path / "cache"
+    indexed_and_closed(root, cache)
+    symbols = snapshot_module.read(snapshot_of(root, cache)).symbols
+    by_name = {symbol.name: symbol for symbol in symbols}
+    assert {"alpha_handler", "BetaStore", "beta_put", "delta", "epsilon"} <= set(by_name)
+    assert by_name["delta"].qualified_name is by_name["delta"].name
+    assert by_name["beta_put"].qualified_name == "BetaStore.beta_put"
+    assert by_name["delta"].kind is by_name["epsilon"].kind and by_name["delta"].file is by_name["epsilon"].file
+
+
 def test_a_snapshot_of_unaligned_arrays_is_read_instead_of_mapped(tmp_path: Path) -> None:
     """An array whose values are not on an aligned offset (a snapshot written before they were) is read whole."""
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
