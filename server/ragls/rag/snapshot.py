@@ -328,7 +328,8 @@ def release_pages(arrays: Mapping[str, np.ndarray]) -> None:
     for array in arrays.values():
         mapping = _mapping_of(array)
         if mapping is not None:
-            mapping.madvise(mmap.MADV_DONTNEED)
+            with contextlib.suppress(OSError):  # only advice: where the system refuses, the pages stay
+                mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
