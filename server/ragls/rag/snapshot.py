@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragls.index.columns import room_for
+from ragls.index.columns import ROOM_SHARE, room_for
 from ragls.index.vocabulary import saved_lookup
 from ragls.model import Document, SavedDocument, Symbol
 from ragls.packing import PackedText
@@ -358,11 +358,12 @@ def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
 
 
 def _write_with_room(member: IO[bytes], values: np.ndarray) -> None:
-    """A flat array followed by `room_for` its length of zeros, as one `.npy` array of both: mapped copy-on-write,
+    """A flat array followed by a sixteenth of its length of zeros, as one `.npy` array of both: mapped copy-on-write,
     the zeros are the room later edits append into, so a restart never copies the forward postings to give them
     room (a gigabyte of the Linux kernel's), and only the pages an edit writes become the process's own. A reader
-    takes the values' length from the offsets (`Postings.load`)."""
-    room = room_for(len(values))
+    takes the values' length from the offsets (`Postings.load`). A small array gets no least room
+    (`columns.ROOM_MIN`): moving it after the walk costs nothing, and the file stays its size."""
+    room = len(values) // ROOM_SHARE
     header = {
         "descr": np.lib.format.dtype_to_descr(values.dtype),
         "fortran_order": False,

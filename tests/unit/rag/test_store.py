@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from ragls.config import Settings, Weights
+from ragls.index import columns as columns_module
 from ragls.model import Document, SavedDocument
 from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
@@ -589,7 +590,11 @@ def test_the_first_edit_after_a_restart_appends_into_the_loaded_arrays(
 ) -> None:
     """A snapshot's forward postings come with room, mapped (an older snapshot's get it after the first run): the
     edit writes past them instead of copying them."""
-    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    # A sixteenth of each forward array is its room in the file; with no least room in memory either, the room of
+    # these 50 chunks is enough, as that of a large index is.
+    monkeypatch.setattr(columns_module, "ROOM_MIN", 1)
+    modules = {f"m{i}.py": f"def helper_{i}(value):\n    return value * {i}\n" for i in range(48)}
+    root, cache = write(tmp_path / "w", {**FILES, **modules}), tmp_path / "cache"
     with monkeypatch.context() as patched:
         if not written_with_room:  # as snapshots were written before: each forward array holds its values alone
             patched.setattr(
