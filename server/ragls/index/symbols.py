@@ -8,11 +8,12 @@ import itertools
 import operator
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ragls.index.symbol_table import ChainedSymbols, SymbolColumns
 from ragls.model import Symbol
 
 MAX_SYMBOLS = 256
@@ -49,7 +50,8 @@ class SymbolIndex:
     """
 
     def __init__(self) -> None:
-        self._by_file: dict[str, list[Symbol]] = {}
+        # A file's symbols: a list where they were added, a run of the loaded columns where they were loaded.
+        self._by_file: dict[str, Sequence[Symbol]] = {}
         self._columns: dict[str, _Columns] = {}  # per file, so that a rebuild joins only changed files' columns anew
         self._base: _Flat | None = None
         self._changed: set[str] = set()  # files changed since the base was built: dead there, live in the overlay
@@ -61,7 +63,10 @@ class SymbolIndex:
         for file in touched:
             self._by_file.pop(file, None)
         for symbol in symbols:
-            self._by_file.setdefault(symbol.file, []).append(symbol)
+            file_symbols = self._by_file.setdefault(symbol.file, [])
+            if not isinstance(file_symbols, list):
+                file_symbols = self._by_file[symbol.file] = list(file_symbols)
+            file_symbols.append(symbol)
             touched.add(symbol.file)
         for file in touched:
             self._columns.pop(file, None)
@@ -72,6 +77,11 @@ class SymbolIndex:
         self._overlay = None
         if sum(len(self._by_file.get(file, ())) for file in self._changed) > max(OVERLAY_MIN, len(self._base) // 20):
             self._base = None
+
+    def load(self, symbols: Sequence[Symbol]) -> None:
+        """Hold these symbols instead of any before; columns (a snapshot's) are kept as they are, file by file."""
+        self.clear()
+        self._by_file.update(SymbolColumns.of(symbols).runs())
 
     def clear(self) -> None:
         self._by_file.clear()
@@ -98,17 +108,18 @@ class SymbolIndex:
     def _joined(self, files: list[str]) -> _Flat:
         missing = [file for file in files if file not in self._columns]
         if missing:
-            built = _Columns.of([symbol for file in missing for symbol in self._by_file[file]])
+            built = _Columns.of(SymbolColumns.joined([self._by_file[file] for file in missing]))
             start = 0
             for file in missing:
                 end = start + len(self._by_file[file])
                 self._columns[file] = built.slice(start, end)
                 start = end
-        symbols = [symbol for file in files for symbol in self._by_file[file]]
+        symbols = ChainedSymbols([self._by_file[file] for file in files])
         return _Flat.of(symbols, files, [self._columns[file] for file in files])
 
-    def all(self) -> list[Symbol]:
-        return [symbol for file_symbols in self._by_file.values() for symbol in file_symbols]
+    def columns(self) -> SymbolColumns:
+        """Every symbol, file by file, as columns: what a snapshot saves."""
+        return SymbolColumns.joined(list(self._by_file.values()))
 
     def __len__(self) -> int:
         return sum(len(symbols) for symbols in self._by_file.values())
@@ -143,9 +154,9 @@ class _Columns:
     start_lines: np.ndarray
 
     @staticmethod
-    def of(symbols: list[Symbol]) -> _Columns:
-        names = _lowered(symbol.name for symbol in symbols)
-        qualified = _lowered(symbol.qualified_name for symbol in symbols)
+    def of(symbols: SymbolColumns) -> _Columns:
+        names = _lowered(symbols.names)
+        qualified = _lowered(symbols.qualified)
         haystacks = (
             qualified
             if all(map(operator.contains, qualified, names))
@@ -159,7 +170,7 @@ class _Columns:
             _masks(haystacks),
             np.fromiter(map(len, names), dtype=np.int64, count=count),
             np.fromiter(map(len, qualified), dtype=np.int64, count=count),
-            np.fromiter((symbol.start_line for symbol in symbols), dtype=np.int64, count=count),
+            symbols.start_lines,
         )
 
     def slice(self, start: int, end: int) -> _Columns:
@@ -178,7 +189,7 @@ class _Columns:
 class _Flat:
     """Symbols with what matching needs, joined from their files' columns, and which of them are still live."""
 
-    symbols: list[Symbol]
+    symbols: Sequence[Symbol]
     names: list[str]
     qualified: list[str]
     haystacks: list[str]
@@ -194,7 +205,7 @@ class _Flat:
     entries: list[_Entry | None]  # the match data, made when first needed
 
     @staticmethod
-    def of(symbols: list[Symbol], files: list[str], columns: list[_Columns]) -> _Flat:
+    def of(symbols: Sequence[Symbol], files: list[str], columns: list[_Columns]) -> _Flat:
         """`symbols` are the files' symbols, file after file; `columns` are theirs, in the same order."""
         count = len(symbols)
 

@@ -120,7 +120,7 @@ class GenerationImage:
     names: dict[str, np.ndarray] | None
     names_slots: np.ndarray | None
     files: dict[str, FileRecord]
-    symbols: list[Symbol]
+    symbols: Sequence[Symbol]  # columns where a snapshot holds them (`SymbolColumns`)
     code: dict[str, np.ndarray] | None = None
     code_slots: np.ndarray | None = None
 
@@ -315,7 +315,7 @@ class IndexState:
                 names,
                 names_slots,
                 dict(self.files),
-                self.symbols.all(),
+                self.symbols.columns(),
                 code,
                 code_slots,
             )
@@ -348,8 +348,7 @@ class IndexState:
             if self.vectors is not None:
                 self.vectors.clear()
                 self.vectors.replace_documents((), documents)
-            self.symbols.clear()
-            self.symbols.replace_files((), image.symbols)
+            self.symbols.load(image.symbols)
             self.files = dict(image.files)
             self.generation = image.generation
             self.last_committed_at = image.committed_at

@@ -7,6 +7,7 @@ import random
 import pytest
 
 import ragls.index.symbols as symbols_module
+from ragls.index.symbol_table import SymbolColumns
 from ragls.index.symbols import EXACT, SUBSEQUENCE, SymbolIndex, _entry, _match
 from ragls.model import Symbol
 
@@ -111,12 +112,13 @@ def test_ranked_matches_classifying_every_symbol() -> None:
             assert got == expected[:limit], (query, limit)
 
 
+@pytest.mark.parametrize("loaded", [False, True])
 @pytest.mark.parametrize("overlay_min", [0, 4096])
 def test_an_index_changed_file_by_file_answers_as_one_built_at_once(
-    overlay_min: int, monkeypatch: pytest.MonkeyPatch
+    overlay_min: int, loaded: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Changed files answer from an overlay merged with the base (or a rebuilt base, once the overlay is
-    large): either way as a fresh index would."""
+    large): either way as a fresh index would, also where the first symbols were loaded as saved columns."""
     monkeypatch.setattr(symbols_module, "OVERLAY_MIN", overlay_min)
     rng = random.Random(5)
     words = ["load", "save", "User", "query", "get", "set", "x"]
@@ -130,7 +132,11 @@ def test_an_index_changed_file_by_file_answers_as_one_built_at_once(
 
     files = {f"pkg/m{n}.py": file_symbols(f"pkg/m{n}.py") for n in range(30)}
     index = SymbolIndex()
-    index.replace_files([], [s for made in files.values() for s in made])
+    first = [s for made in files.values() for s in made]
+    if loaded:
+        index.load(SymbolColumns.from_saved(*SymbolColumns.of(first).to_saved()))
+    else:
+        index.replace_files([], first)
     queries = ["load", "us", "gq", "x", "Model.s", "vie", ""]
     for step in range(25):
         for query in queries:

@@ -24,6 +24,7 @@ import pytest
 
 from ragls.config import Settings, Weights
 from ragls.index import columns as columns_module
+from ragls.index.symbol_table import SymbolColumns
 from ragls.model import Document, SavedDocument
 from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
@@ -354,7 +355,19 @@ def _as_format_3(snapshot: Path) -> None:
     members["documents.json"] = json.dumps([[d.id, dict(d.metadata)] for d in image.documents]).encode()
     for name in ("document_ids.json", "metadata.bin", "metadata_offsets.npy"):
         del members[name]
-    _rewrite(snapshot, members)
+    _rewrite(snapshot, _with_symbols_as_rows(members, image))
+
+
+def _as_format_4(snapshot: Path) -> None:
+    """Rewrite a snapshot as format 4 wrote it: its symbols as JSON rows, not columns."""
+    members, image = _members(snapshot), snapshot_module.read(snapshot)
+    members["header.json"] = json.dumps({**json.loads(members["header.json"]), "format": "4"}).encode()
+    _rewrite(snapshot, _with_symbols_as_rows(members, image))
+
+
+def _with_symbols_as_rows(members: dict[str, bytes], image: GenerationImage) -> dict[str, bytes]:
+    kept = {name: data for name, data in members.items() if not name.startswith(("symbols.", "symbol_table."))}
+    return {**kept, "symbols.json": json.dumps([list(symbol) for symbol in image.symbols]).encode()}
 
 
 @pytest.mark.parametrize("block_bytes", [1, 7, 1 << 24])
@@ -536,16 +549,23 @@ def test_the_pages_an_install_read_leave_the_process_and_read_the_same_again(tmp
     assert {name: array.tolist() for name, array in arrays.items()} == before
 
 
-def test_loaded_symbols_share_the_strings_they_repeat(tmp_path: Path) -> None:
+@pytest.mark.parametrize("saved_as", ["columns", "rows of format 4"])
+def test_loaded_symbols_share_the_strings_they_repeat(tmp_path: Path, saved_as: str) -> None:
     root = write(tmp_path / "w", {**FILES, "d.py": "def delta():\n    pass\n\n\ndef epsilon():\n    pass\n"})
     cache = tmp_path / "cache"
-    indexed_and_closed(root, cache)
+    expected = indexed_and_closed(root, cache)
+    if saved_as != "columns":
+        _as_format_4(snapshot_of(root, cache))
     symbols = snapshot_module.read(snapshot_of(root, cache)).symbols
+    assert isinstance(symbols, SymbolColumns) == (saved_as == "columns")
     by_name = {symbol.name: symbol for symbol in symbols}
     assert {"alpha_handler", "BetaStore", "beta_put", "delta", "epsilon"} <= set(by_name)
     assert by_name["delta"].qualified_name is by_name["delta"].name
     assert by_name["beta_put"].qualified_name == "BetaStore.beta_put"
     assert by_name["delta"].kind is by_name["epsilon"].kind and by_name["delta"].file is by_name["epsilon"].file
+    restarted = service(root, cache)
+    restarted.index_directory()
+    assert restarted.chunk_calls == 0 and _answers(restarted) == expected
 
 
 def test_a_snapshot_of_unaligned_arrays_is_read_instead_of_mapped(tmp_path: Path) -> None:
