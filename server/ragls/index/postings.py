@@ -18,7 +18,7 @@ import numpy as np
 
 from ragls.index.columns import Column, room_for
 from ragls.index.tokenize import TermCounts, TermTable
-from ragls.index.vocabulary import LOOKUP_ARRAYS, Vocabulary
+from ragls.index.vocabulary import LOOKUP_ARRAYS, STARTS_ARRAY, Vocabulary
 from ragls.model import Document
 
 _TAIL_MIN_POSTINGS = 4096
@@ -370,8 +370,8 @@ class Postings:
         if self.owns_vocabulary != ("terms" in arrays):
             raise ValueError("the saved index and this one keep their terms differently")
         if self.owns_vocabulary:
-            lookup = {name: arrays[name] for name in LOOKUP_ARRAYS if name in arrays}
-            self.vocabulary.load(arrays["terms"], lookup if len(lookup) == len(LOOKUP_ARRAYS) else None)
+            lookup = {name: arrays[name] for name in (*LOOKUP_ARRAYS, STARTS_ARRAY) if name in arrays}
+            self.vocabulary.load(arrays["terms"], lookup if all(name in lookup for name in LOOKUP_ARRAYS) else None)
         n_terms = len(self.vocabulary)
         postings = Postings(self.vocabulary)
         postings.owns_vocabulary = self.owns_vocabulary

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragls.index import vocabulary as vocabulary_module
-from ragls.index.vocabulary import Vocabulary, _SavedTerms, saved_lookup
+from ragls.index.vocabulary import STARTS_ARRAY, Vocabulary, _SavedTerms, saved_lookup
 
 
 def _terms(rng: random.Random, n: int) -> list[str]:
@@ -96,3 +96,25 @@ def test_a_saved_lookup_that_does_not_fit_its_terms_is_refused(damage: str) -> N
         order[0] = order[1]
     with pytest.raises(ValueError, match="do not fit"):
         Vocabulary().load(saved, {"term_hashes": hashes, "term_order": order})
+
+
+@pytest.mark.parametrize("starts", ["saved", "missing", "past the end", "going back", "of text"])
+def test_saved_term_starts_are_used_where_they_fit_and_found_again_where_not(starts: str) -> None:
+    words = _terms(random.Random(4), 500)
+    built = Vocabulary()
+    built.ids_of(words)
+    saved = built.export()
+    lookup = saved_lookup(saved)
+    good = lookup[STARTS_ARRAY]
+    assert good.dtype == np.uint32
+    damaged = {
+        "saved": good,
+        "missing": None,
+        "past the end": good + 1,
+        "going back": np.concatenate([good[:3], good[2:]]),
+        "of text": np.zeros(0, dtype=np.str_),
+    }[starts]
+    without = {name: array for name, array in lookup.items() if name != STARTS_ARRAY}
+    loaded = _SavedTerms(saved, {**without, STARTS_ARRAY: damaged} if damaged is not None else without)
+    assert (loaded._starts is good) == (starts == "saved")
+    assert [loaded.get(word) for word in [*words, "never-seen"]] == [built.get(w) for w in [*words, "never-seen"]]
