@@ -53,10 +53,10 @@ def _starts(data: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], separators + 1, [len(data) + 1]]).astype(np.int64)
 
 
-def _fit(starts: np.ndarray | None, data: np.ndarray) -> bool:
+def _fit(starts: np.ndarray, data: np.ndarray) -> bool:
     """Whether saved starts can be those of these terms: from 0 to past the end, each after the last. A start that
     is still wrong only fails to find its term (`get` compares the term's bytes)."""
-    if starts is None or starts.ndim != 1 or len(starts) == 0 or starts.dtype.kind not in "iu":
+    if starts.ndim != 1 or len(starts) == 0 or starts.dtype.kind not in "iu":
         return False
     return int(starts[0]) == 0 and int(starts[-1]) == len(data) + 1 and bool(np.all(starts[1:] > starts[:-1]))
 
@@ -69,8 +69,9 @@ class _SavedTerms:
     def __init__(self, saved: np.ndarray, lookup: Mapping[str, np.ndarray] | None = None) -> None:
         """`lookup`: the saved `saved_lookup` of these terms, checked for shape; computed here when absent."""
         data = np.ascontiguousarray(saved, dtype=np.uint8)
-        starts = lookup.get(STARTS_ARRAY) if lookup is not None else None
-        self._bytes, self._starts = data, starts if _fit(starts, data) else _starts(data)
+        saved_starts = lookup.get(STARTS_ARRAY) if lookup is not None else None
+        starts = saved_starts if saved_starts is not None and _fit(saved_starts, data) else _starts(data)
+        self._bytes, self._starts = data, starts
         if lookup is None:
             lookup = _lookup(data, self._starts)
         self._hashes, self._order = lookup["term_hashes"], lookup["term_order"]
