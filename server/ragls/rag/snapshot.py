@@ -96,14 +96,7 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             arrays["text_packed"] = text_packed
             metadata = (document.metadata_json().encode() for document in documents)
             arrays["metadata_offsets"] = _write_concatenated(archive, "metadata.bin", metadata, len(documents))
-            _write_json_rows(
-                archive,
-                "files.json",
-                (
-                    [path, r.fingerprint, r.stat_key, r.decoded_chars, r.n_symbols, r.chunk_ids]
-                    for path, r in image.files.items()
-                ),
-            )
+            _write_json_rows(archive, "files.json", _file_rows(image.files, documents))
             _write_json(archive, "symbol_table.json", symbol_table)
             for name, value in arrays.items():
                 with archive.open(_aligned_member(archive, f"{name}.npy"), "w", force_zip64=True) as member:
@@ -186,10 +179,7 @@ def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
         documents = _documents_of_format_3(archive, arrays)
     else:
         documents = _saved_documents(archive, raw, arrays)
-    files = {
-        path: FileRecord(fingerprint, _stat_key(stat_key), chunk_ids, decoded_chars, n_symbols)
-        for path, fingerprint, stat_key, decoded_chars, n_symbols, chunk_ids in json.loads(archive.read("files.json"))
-    }
+    files = _file_records(json.loads(archive.read("files.json")), documents)
     symbols: Sequence[Symbol] = (
         SymbolColumns.from_saved(_prefixed(arrays, "symbols."), json.loads(archive.read("symbol_table.json")))
         if header.get("format") == FORMAT
@@ -210,6 +200,37 @@ def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
         code,
         arrays["code_slots"] if code else None,
     )
+
+
+def _file_rows(files: Mapping[str, FileRecord], documents: Sequence[Document]) -> Iterator[list[Any]]:
+    """Each file's record as a JSON row; chunks that are a run of the documents as its first row and length, so
+    that a restart shares the documents' id strings instead of parsing each again (865,000 on the Linux kernel)."""
+    row_of = {document.id: row for row, document in enumerate(documents)}
+    for path, record in files.items():
+        head = [path, record.fingerprint, record.stat_key, record.decoded_chars, record.n_symbols]
+        chunk_ids = record.chunk_ids
+        first = row_of.get(chunk_ids[0], -1) if chunk_ids else -1
+        run = documents[first : first + len(chunk_ids)] if first >= 0 else ()
+        if first >= 0 and len(run) == len(chunk_ids) and all(d.id == i for d, i in zip(run, chunk_ids, strict=True)):
+            yield [*head, first, len(chunk_ids)]
+        else:
+            yield [*head, chunk_ids]
+
+
+def _file_records(rows: list[list[Any]], documents: Sequence[Document]) -> dict[str, FileRecord]:
+    """The records `_file_rows` wrote (a snapshot of format 3 or 4 lists every file's chunk ids)."""
+    ids = [document.id for document in documents]
+    records = {}
+    for path, fingerprint, stat_key, decoded_chars, n_symbols, chunks, *length in rows:
+        if isinstance(chunks, list):
+            chunk_ids = chunks
+        else:
+            (count,) = length
+            if not (isinstance(chunks, int) and isinstance(count, int) and 0 <= chunks <= chunks + count <= len(ids)):
+                raise ValueError(f"the chunks of {path!r} are not a run of the documents")
+            chunk_ids = ids[chunks : chunks + count]
+        records[path] = FileRecord(fingerprint, _stat_key(stat_key), chunk_ids, decoded_chars, n_symbols)
+    return records
 
 
 def _saved_documents(archive: zipfile.ZipFile, raw: IO[bytes], arrays: Mapping[str, np.ndarray]) -> list[Document]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -722,3 +723,25 @@ def test_files_skipped_for_their_content_are_not_read_again_until_they_change(
     again = service(root, cache)
     again.index_directory()
     assert reads == [] and again.state.skipped_files == {} and "binary" not in dict(again.status().skipped)
+
+
+def test_a_snapshots_file_records_share_the_documents_ids_and_keep_any_other_list(tmp_path: Path) -> None:
+    """A file's chunks that are a run of the documents are saved as where the run starts; a restart's records then
+    hold the documents' own id strings. Chunk ids that are no run (nor documents at all) are saved as they are."""
+    root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
+    indexed_and_closed(root, cache)
+    image = snapshot_module.read(snapshot_of(root, cache))
+    documents = {d.id: d for d in image.documents}
+    for record in image.files.values():
+        assert record.chunk_ids and all(i is documents[i].id for i in record.chunk_ids)
+    apart = dict(image.files)
+    reversed_ids = [d.id for d in image.documents][::-1]
+    apart["a.py"] = dataclasses.replace(apart["a.py"], chunk_ids=[*reversed_ids, "no-such-chunk"])
+    apart["none.py"] = dataclasses.replace(apart["a.py"], chunk_ids=[])
+    rows = list(snapshot_module._file_rows(apart, image.documents))
+    assert snapshot_module._file_records(json.loads(json.dumps(rows)), image.documents) == apart
+    run_row = next(row for row in rows if row[0] == "b.py")
+    for first, count in ((len(documents), 1), (-1, 1), (0, len(documents) + 1), (0, -1), ("0", 1)):
+        damaged = [[*run_row[:5], first, count]]
+        with pytest.raises(ValueError, match="not a run"):
+            snapshot_module._file_records(damaged, image.documents)
