@@ -85,7 +85,12 @@ class SymbolColumns(Sequence[Symbol]):
 
     def __getitem__(self, index: int | slice) -> Symbol | SymbolColumns:
         if isinstance(index, slice):
-            return self.slice(*index.indices(len(self))[:2])
+            start, end, step = index.indices(len(self))
+            return (
+                self.slice(start, max(start, end))
+                if step == 1
+                else SymbolColumns.of(map(self.__getitem__, range(start, end, step)))
+            )
         return Symbol(
             self.names[index],
             self.qualified[index],
@@ -213,7 +218,9 @@ class SymbolRun(Sequence[Symbol]):
 
     def __getitem__(self, index: int | slice) -> Symbol | Sequence[Symbol]:
         if isinstance(index, slice):
-            start, end = index.indices(len(self))[:2]
+            start, end, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, end, step)]
             return self.columns.slice(self.start + start, self.start + max(start, end))
         if not -len(self) <= index < len(self):
             raise IndexError("symbol index out of range")

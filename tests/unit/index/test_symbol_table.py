@@ -66,6 +66,8 @@ def test_runs_and_chains_read_the_columns_in_place() -> None:
     columns = saved_and_read(SYMBOLS)
     run = SymbolRun(columns, 1, 4)
     assert list(run) == SYMBOLS[1:4] and run[-1] == SYMBOLS[3] and list(run[1:]) == SYMBOLS[2:4]
+    assert list(run[::-2]) == SYMBOLS[3:0:-2] and list(run[5:1]) == []
+    assert list(columns[::2]) == SYMBOLS[::2] and list(columns[4:2]) == [] and list(columns[-2:]) == SYMBOLS[-2:]
     with pytest.raises(IndexError):
         run[3]
     chained = ChainedSymbols([run, [], [SYMBOLS[0]], SymbolRun(columns, 5, 6)])
