@@ -50,7 +50,8 @@ class SymbolIndex:
     """
 
     def __init__(self) -> None:
-        # A file's symbols: a list where they were added, a run of the loaded columns where they were loaded.
+        # A file's symbols: a list where they were added, a run of the loaded columns where they were loaded; never
+        # changed in place, so that an image can hold them.
         self._by_file: dict[str, Sequence[Symbol]] = {}
         self._columns: dict[str, _Columns] = {}  # per file, so that a rebuild joins only changed files' columns anew
         self._base: _Flat | None = None
@@ -62,12 +63,13 @@ class SymbolIndex:
         touched = set(removed_files)
         for file in touched:
             self._by_file.pop(file, None)
+        added: dict[str, list[Symbol]] = {}
         for symbol in symbols:
-            file_symbols = self._by_file.setdefault(symbol.file, [])
-            if not isinstance(file_symbols, list):
-                file_symbols = self._by_file[symbol.file] = list(file_symbols)
-            file_symbols.append(symbol)
-            touched.add(symbol.file)
+            added.setdefault(symbol.file, []).append(symbol)
+        for file, file_symbols in added.items():  # a new list: a captured one never changes (`captured`)
+            before = self._by_file.get(file)
+            self._by_file[file] = [*before, *file_symbols] if before else file_symbols
+        touched.update(added)
         for file in touched:
             self._columns.pop(file, None)
         if self._base is None or not touched:
@@ -117,9 +119,10 @@ class SymbolIndex:
         symbols = ChainedSymbols([self._by_file[file] for file in files])
         return _Flat.of(symbols, files, [self._columns[file] for file in files])
 
-    def columns(self) -> SymbolColumns:
-        """Every symbol, file by file, as columns: what a snapshot saves."""
-        return SymbolColumns.joined(list(self._by_file.values()))
+    def captured(self) -> ChainedSymbols:
+        """Every symbol, file by file, as they are now, nothing copied (an image is taken under the index lock; a
+        snapshot makes columns of it later, `SymbolColumns.of`): a file's symbols are replaced, never changed."""
+        return ChainedSymbols(list(self._by_file.values()))
 
     def __len__(self) -> int:
         return sum(len(symbols) for symbols in self._by_file.values())

@@ -120,7 +120,8 @@ class GenerationImage:
     names: dict[str, np.ndarray] | None
     names_slots: np.ndarray | None
     files: dict[str, FileRecord]
-    symbols: Sequence[Symbol]  # columns where a snapshot holds them (`SymbolColumns`)
+    # Columns where a snapshot holds them (`SymbolColumns`); each file's as they were in a session's (`captured`).
+    symbols: Sequence[Symbol]
     code: dict[str, np.ndarray] | None = None
     code_slots: np.ndarray | None = None
 
@@ -315,7 +316,7 @@ class IndexState:
                 names,
                 names_slots,
                 dict(self.files),
-                self.symbols.columns(),
+                self.symbols.captured(),
                 code,
                 code_slots,
             )

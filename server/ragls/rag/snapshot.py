@@ -20,7 +20,6 @@ import json
 import mmap
 import os
 import struct
-import sys
 import time
 import weakref
 import zipfile
@@ -180,7 +179,7 @@ def _image(archive: zipfile.ZipFile, raw: IO[bytes]) -> GenerationImage:
     else:
         documents = _saved_documents(archive, raw, arrays)
     files = _file_records(json.loads(archive.read("files.json")), documents)
-    symbols: Sequence[Symbol] = (
+    symbols = (
         SymbolColumns.from_saved(_prefixed(arrays, "symbols."), json.loads(archive.read("symbol_table.json")))
         if header.get("format") == FORMAT
         else _symbols(json.loads(archive.read("symbols.json")))
@@ -424,14 +423,9 @@ def _read_with_room(member: IO[bytes]) -> np.ndarray:
     return buffer
 
 
-def _symbols(rows: list[list[Any]]) -> list[Symbol]:
-    """The symbols of a format 3 or 4 snapshot (JSON rows), each sharing the strings it repeats: its qualified name
-    where that is its name, its kind and file with the other symbols' (the JSON parser makes a string of each)."""
-    intern = sys.intern
-    return [
-        Symbol(name, name if qualified == name else qualified, intern(kind), intern(file), *rest)
-        for name, qualified, kind, file, *rest in rows
-    ]
+def _symbols(rows: list[list[Any]]) -> SymbolColumns:
+    """The symbols of a format 3 or 4 snapshot (JSON rows), as columns: these share the strings a row repeats."""
+    return SymbolColumns.of(Symbol(*row) for row in rows)
 
 
 def _stat_key(value: list[int] | None) -> tuple[int, int, int] | None:

@@ -75,3 +75,6 @@ def test_runs_and_chains_read_the_columns_in_place() -> None:
     assert len(chained) == 5 and list(chained) == expected
     assert [chained[i] for i in range(-5, 5)] == expected * 2
     assert list(SymbolColumns.joined([run, [SYMBOLS[0]], SymbolRun(columns, 5, 6)])) == expected
+    assert list(SymbolColumns.of(chained)) == expected
+    lists = [[SYMBOLS[0]], [SYMBOLS[1], SYMBOLS[2]], columns.slice(3, 4), [SYMBOLS[4]], [SYMBOLS[5]]]
+    assert list(SymbolColumns.joined(lists)) == SYMBOLS

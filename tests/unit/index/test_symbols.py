@@ -172,3 +172,14 @@ def test_sorted_names_find_every_text_with_a_prefix() -> None:
         expected = sorted(i for i, text in enumerate(texts) if text.startswith(prefix))
         assert sorted(found.starting(prefix).tolist()) == expected, prefix
     assert found.equal("get").tolist() == [0]
+
+
+def test_captured_symbols_stay_as_they_were_when_the_index_changes_after() -> None:
+    index = SymbolIndex()
+    index.load(SymbolColumns.of([symbol("load", "a.py"), symbol("Store.get", "b.py")]))
+    index.replace_files(["b.py"], [symbol("Store.put", "b.py")])
+    captured = index.captured()
+    index.replace_files([], [symbol("Store.drop", "b.py", 9)])  # appends to b.py's list
+    index.replace_files(["a.py"], [])
+    assert [s.qualified_name for s in captured] == ["load", "Store.put"]
+    assert [s.qualified_name for s in SymbolColumns.of(captured)] == ["load", "Store.put"]
