@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
@@ -153,8 +153,9 @@ class SavedDocument(Document):
     _row: int
 
     @classmethod
-    def many(cls, ids: list[str], rows: SavedRows) -> list[Document]:
-        """One document per id, row by row (the slot descriptors set directly: a restart makes 865,000)."""
+    def many(cls, ids: Sequence[str], rows: SavedRows, first_row: int = 0) -> list[Document]:
+        """One document per id, row by row from `first_row` (the slot descriptors set directly: a restart makes
+        865,000)."""
         if not all(ids):
             raise ValueError("Document id must be a non-empty string")
         new = cls.__new__
@@ -162,7 +163,7 @@ class SavedDocument(Document):
             getattr(cls, name).__set__ for name in ("id", "_rows", "_row", "embedding")
         )
         documents: list[Document] = []
-        for row, document_id in enumerate(ids):
+        for row, document_id in enumerate(ids, first_row):
             document = new(cls)
             set_id(document, document_id)
             set_rows(document, rows)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -22,6 +23,7 @@ from ragls.index.symbols import SymbolIndex
 from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vectors import VectorStream
 from ragls.model import Document, Symbol
+from ragls.rag.spill import SPILL_SUPPORTED, SpillFile
 
 
 class ReadWriteLock:
@@ -171,6 +173,7 @@ class StagedChange:
         self.delta = delta if delta is not None else Delta()
         self._state = state
         self._staged: list[tuple[DocumentStore, StagedPostings]] | None = None
+        self._spill: SpillFile | None = None
         self._removed = self._added = 0
 
     def catch_up(self) -> None:
@@ -181,10 +184,14 @@ class StagedChange:
             stores = [store for store in self._state.stores if isinstance(store, StagingStore)]
             copies = [(store, store.staged()) for store in stores]
             self._staged = [(store, copy) for store, copy in copies if copy is not None]
+            if self._state.spill_directory is not None and SPILL_SUPPORTED:
+                self._spill = SpillFile(self._state.spill_directory)
         if self._removed == len(delta.remove_ids) and self._added == len(delta.add):
             return
         tables = self._state.term_tables(delta)
         remove_ids, add = delta.remove_ids[self._removed :], delta.add[self._added :]
+        if self._spill is not None:  # before the copies see them: every store holds the same spilled documents
+            add = delta.add[self._added :] = self._spill.spilled(add)
         for store, copy in self._staged:
             copy.replace(remove_ids, add, tables.get(id(store)))
         self._removed, self._added = len(delta.remove_ids), len(delta.add)
@@ -222,6 +229,8 @@ class IndexState:
         self.generation = 0
         self.last_committed_at: str | None = None
         self.lock = ReadWriteLock()
+        # Where a large change's documents wait on disk as it is staged (`SpillFile`); None keeps them in memory.
+        self.spill_directory: Path | None = None
 
     @property
     def files(self) -> dict[str, FileRecord]:

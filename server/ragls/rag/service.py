@@ -247,9 +247,14 @@ class RagService:
         return RunSummary(report, time.perf_counter() - started, committed)
 
     def _open_store(self, root: Path | None) -> IndexStore | None:
+        """The folder's store, or None when the session does not persist; a large run's documents wait on disk
+        beside it (`spill.py`), or in memory without it."""
+        self.state.spill_directory = None
         if not self._persist or root is None:
             return None
-        return IndexStore(store_path(self.settings.cache_dir, root), root, _store_recipe(self.settings))
+        path = store_path(self.settings.cache_dir, root)
+        self.state.spill_directory = path.parent
+        return IndexStore(path, root, _store_recipe(self.settings))
 
     def _load_stored(self, progress: ProgressCallback | None = None) -> bool:
         """Make the stored generation searchable at once; the walk that follows re-reads only changes.
