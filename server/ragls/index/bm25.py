@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ragls.index.columns import ArraySpace
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.postings import Postings, StagedPostings
 from ragls.index.ranking import Ranking, ranking
@@ -110,10 +111,10 @@ class BM25Stream:
                 self._postings.refresh()
             return removed
 
-    def staged(self) -> StagedPostings | None:
-        """A copy to change while readers carry on, then install in constant time (`StagedPostings`); None for a
-        view, which its knowledge base's copy changes."""
-        return StagedPostings(self._postings, self._lock, self._terms) if self._owns_postings else None
+    def staged(self, space: ArraySpace | None = None) -> StagedPostings | None:
+        """A copy to change while readers carry on, then install in constant time (`StagedPostings`), its new
+        arrays in `space`; None for a view, which its knowledge base's copy changes."""
+        return StagedPostings(self._postings, self._lock, self._terms, space) if self._owns_postings else None
 
     def remove(self, document_id: str) -> bool:
         if not self._owns_postings:

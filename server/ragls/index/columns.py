@@ -22,6 +22,28 @@ ROOM_SHARE = 16
 ROOM_MIN = 4096
 
 
+class ArraySpace:
+    """Where an index's large arrays live: in memory (this class), or in files whose pages the system can take
+    back (`ragls.rag.spill.MappedArrays`), so that a first index of a million chunks need not hold them all."""
+
+    # How many postings a build that writes them all over (`postings.inverted`) writes before it gives the pages
+    # back, in a space that can; None: all at once.
+    pass_postings: int | None = None
+
+    def empty(self, size: int, dtype: np.dtype | type) -> np.ndarray:
+        return np.empty(size, dtype=dtype)
+
+    def regrown(self, array: np.ndarray, size: int) -> np.ndarray | None:
+        """The same values with room for `size`, without a copy; None where this space cannot (then they move)."""
+        return None
+
+    def release(self, array: np.ndarray) -> None:
+        """Let the system take back the pages of `array` that this process holds; it reads the same after."""
+
+
+IN_MEMORY = ArraySpace()
+
+
 def room_for(size: int) -> int:
     """How many values of room to leave past `size` values made or read at once."""
     return max(size // ROOM_SHARE, ROOM_MIN)
@@ -40,12 +62,15 @@ class _Buffer:
 class Column:
     """Values of one dtype; `values()` is a read-only view of them as they are now."""
 
-    __slots__ = ("_buffer", "_size")
+    __slots__ = ("_buffer", "_size", "_space")
 
-    def __init__(self, dtype: np.dtype | type, values: np.ndarray | Sequence[float] = ()) -> None:
+    def __init__(
+        self, dtype: np.dtype | type, values: np.ndarray | Sequence[float] = (), space: ArraySpace = IN_MEMORY
+    ) -> None:
         data = np.asarray(values, dtype=dtype)
         self._buffer = _Buffer(data, len(data))
         self._size = len(data)
+        self._space = space
 
     @classmethod
     def adopt(cls, values: np.ndarray, size: int | None = None) -> Column:
@@ -58,7 +83,7 @@ class Column:
         if not 0 <= held <= len(values):
             raise ValueError(f"a column of {len(values)} values cannot hold {held}")
         column = cls.__new__(cls)
-        column._buffer, column._size = _Buffer(values, held), held
+        column._buffer, column._size, column._space = _Buffer(values, held), held, IN_MEMORY
         return column
 
     def __len__(self) -> int:
@@ -78,8 +103,16 @@ class Column:
         """An independent column with the same values, sharing the buffer: neither ever writes where the other
         reads (see the module docstring)."""
         column = Column.__new__(Column)
-        column._buffer, column._size = self._buffer, self._size
+        column._buffer, column._size, column._space = self._buffer, self._size, self._space
         return column
+
+    def use_space(self, space: ArraySpace) -> None:
+        """Where this column's values go when it next grows (they stay where they are until then)."""
+        self._space = space
+
+    def release(self) -> None:
+        """Let the system take back the pages this column holds, where its space can (`ArraySpace.release`)."""
+        self._space.release(self._buffer.array)
 
     def ensure_room(self) -> None:
         """Move to a buffer of this column's own with `room_for` its size past the end, unless it has room to
@@ -108,10 +141,16 @@ class Column:
         buffer = self._buffer
         if size <= len(buffer.array) and buffer.written == self._size:
             return
-        self._move(max(size, int(self._size * GROWTH), MIN_CAPACITY))
+        capacity = max(size, int(self._size * GROWTH), MIN_CAPACITY)
+        if buffer.written == self._size:  # the room is this column's to claim: its forks see the same buffer grow
+            regrown = self._space.regrown(buffer.array, capacity)
+            if regrown is not None:
+                buffer.array = regrown
+                return
+        self._move(capacity)
 
     def _move(self, capacity: int) -> None:
         """To a buffer of this column's own, of `capacity` values, holding what this column holds."""
-        grown = np.empty(capacity, dtype=self._buffer.array.dtype)
+        grown = self._space.empty(capacity, self._buffer.array.dtype)
         grown[: self._size] = self._buffer.array[: self._size]
         self._buffer = _Buffer(grown, self._size)

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ragls.index.columns import ArraySpace
 from ragls.index.postings import Postings, StagedPostings
 from ragls.index.ranking import Ranking, matches, ranking, top_results
 from ragls.index.tokenize import TermCounts, TermTable, Tokenizer, code_tokens, searchable_text
@@ -86,9 +87,10 @@ class InMemoryKnowledgeBase:
                 self._postings.refresh()
             return removed + replaced
 
-    def staged(self) -> StagedPostings:
-        """A copy to change while readers carry on, then install in constant time (`StagedPostings`)."""
-        return StagedPostings(self._postings, self._lock, self._terms)
+    def staged(self, space: ArraySpace | None = None) -> StagedPostings:
+        """A copy to change while readers carry on, then install in constant time (`StagedPostings`); its new
+        arrays in `space`."""
+        return StagedPostings(self._postings, self._lock, self._terms, space)
 
     def search(self, query: str, top_k: int, filters: Mapping[str, Any] | None = None) -> list[SearchResult]:
         """Cosine of (1 + log tf) document weights with (1 + log tf) * idf query weights."""

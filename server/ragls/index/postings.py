@@ -10,13 +10,14 @@ snapshot share its arrays instead of copying them.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ragls.index.columns import Column, room_for
+from ragls.index.columns import IN_MEMORY, ArraySpace, Column, room_for
 from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vocabulary import LOOKUP_ARRAYS, STARTS_ARRAY, Vocabulary
 from ragls.model import Document
@@ -37,6 +38,8 @@ COUNT_CHUNK_POSTINGS = 1 << 22
 # has long saturated there, and a chunk that repeats a term 65,535 times is no chunk of code.
 COUNT_TYPE = np.uint16
 _COUNT_MAX = int(np.iinfo(COUNT_TYPE).max)
+# In a space that can take pages back (`ArraySpace`), the forward columns let it every this many postings added.
+RELEASE_POSTINGS = 1 << 23
 
 
 class Postings:
@@ -51,6 +54,7 @@ class Postings:
     def __init__(self, vocabulary: Vocabulary | None = None) -> None:
         self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         self.owns_vocabulary = vocabulary is None
+        self._space = IN_MEMORY
         self._reset()
 
     def clear(self) -> None:
@@ -65,9 +69,10 @@ class Postings:
         # `documents` and `slot_of` are another index's too (a load of streams over the same slots): copied
         # before the first change here.
         self._lists_shared = False
-        self._forward_offsets = Column(np.int64, [0])
-        self._forward_terms = Column(np.int32)
-        self._forward_counts = Column(COUNT_TYPE)
+        self._forward_offsets = Column(np.int64, [0], self._space)
+        self._forward_terms = Column(np.int32, (), self._space)
+        self._forward_counts = Column(COUNT_TYPE, (), self._space)
+        self._unreleased = 0  # postings added since the forward columns last let their pages go
         self._alive = bytearray()
         self._lengths = np.zeros(0, dtype=np.float32)
         self._norms = np.zeros(0, dtype=np.float32)
@@ -112,6 +117,20 @@ class Postings:
         other._tail = {term: (list(slots), list(counts)) for term, (slots, counts) in self._tail.items()}
         return other
 
+    def use_space(self, space: ArraySpace) -> None:
+        """Where the arrays made from now on live (a first index's, in files: `ArraySpace`)."""
+        self._space = space
+        for column in (self._forward_offsets, self._forward_terms, self._forward_counts):
+            column.use_space(space)
+
+    def release(self) -> None:
+        """Let the space take back the pages of the forward columns and the base postings (read the same after)."""
+        for column in (self._forward_offsets, self._forward_terms, self._forward_counts):
+            column.release()
+        for array in (self._base_offsets, self._base_slots, self._base_frequencies):
+            self._space.release(array)
+        self._unreleased = 0
+
     def swap_in(self, other: Postings) -> None:
         """Become `other` in place, in constant time: views that share this object see the change."""
         self.__dict__.update(other.__dict__)
@@ -142,6 +161,9 @@ class Postings:
         self.slot_of[document.id] = len(self.documents)
         self.documents.append(document)
         self._alive.append(1)
+        self._unreleased += len(terms.terms)
+        if self._unreleased >= RELEASE_POSTINGS:
+            self.release()
 
     def remove(self, document_id: str) -> Document | None:
         """Forget a document: its slot goes dead and, once counted, its terms' frequencies drop."""
@@ -182,7 +204,8 @@ class Postings:
         if self.n_dead:
             alive = self.alive()
             keep = np.repeat(alive, sizes)
-            self._forward_terms, self._forward_counts = _kept(terms, keep), _kept(counts, keep)
+            self._forward_terms = _kept(terms, keep, self._space)
+            self._forward_counts = _kept(counts, keep, self._space)
             terms, counts, sizes = self._forward_terms.values(), self._forward_counts.values(), sizes[alive]
             del keep
             live = [document for document in self.documents if document is not None]
@@ -190,19 +213,22 @@ class Postings:
             self.documents = list(live)
             self._lists_shared = False
             self._lengths, self._norms = self._lengths[alive], self._norms[alive]
-            offsets = np.zeros(len(sizes) + 1 + room_for(len(sizes) + 1), dtype=np.int64)
+            offsets = self._space.empty(len(sizes) + 1 + room_for(len(sizes) + 1), np.int64)
+            offsets[0] = 0
             np.cumsum(sizes, out=offsets[1 : len(sizes) + 1])
             self._forward_offsets = Column.adopt(offsets, len(sizes) + 1)
+            self._forward_offsets.use_space(self._space)
             self._alive = bytearray(b"\x01") * len(self.documents)
             self.n_dead = 0
         offsets = self._forward_offsets.values()
         frequency, self._base_offsets, self._base_slots, self._base_frequencies = inverted(
-            terms, counts, offsets, len(self.vocabulary)
+            terms, counts, offsets, len(self.vocabulary), space=self._space
         )
         self._document_frequency = frequency.astype(np.int32)
         self._base_end = self._indexed_end = self.n_slots
         self._tail, self._tail_postings = {}, 0
         self.total_length = float(self._lengths.sum(dtype=np.float64))
+        self.release()
 
     def _count_new_slots(self, start: int, end: int) -> None:
         """Lengths, cosine norms and document frequencies of slots `[start, end)`, in bulk.
@@ -231,6 +257,8 @@ class Postings:
             range_alive = alive[first:last]
             self._count_documents(all_terms[low:high][np.repeat(range_alive, np.diff(range_offsets))])
             self.total_length += float(range_lengths[range_alive].sum())
+            for column in (self._forward_terms, self._forward_counts):
+                column.release()  # read through: in a space that takes pages back, they go (no-op in memory)
         self._lengths = np.concatenate([self._lengths, lengths])
         self._norms = np.concatenate([self._norms, norms])
         self._indexed_end = end
@@ -432,9 +460,14 @@ class StagedPostings:
     state serializes its commits); until `install` the index is as it was, whatever fails.
     """
 
-    def __init__(self, live: Postings, lock: threading.RLock, terms_of: TermsOf) -> None:
+    def __init__(
+        self, live: Postings, lock: threading.RLock, terms_of: TermsOf, space: ArraySpace | None = None
+    ) -> None:
+        """`space`: where the copy's new arrays live, and the index's once installed (`ArraySpace`)."""
         self._live, self._lock, self._terms_of = live, lock, terms_of
         self._copy = live.copy()
+        if space is not None:
+            self._copy.use_space(space)
 
     def replace(self, remove_ids: Collection[str], add: Sequence[Document], terms: TermTable | None = None) -> None:
         """Drop then add, on the copy; `terms` may carry each added document's counts (each taken out as used)."""
@@ -457,7 +490,12 @@ def same_documents(documents: Sequence[Document | None], others: Sequence[Docume
 
 
 def inverted(
-    terms: np.ndarray, counts: np.ndarray, offsets: np.ndarray, n_terms: int, chunk: int = SORT_CHUNK_POSTINGS
+    terms: np.ndarray,
+    counts: np.ndarray,
+    offsets: np.ndarray,
+    n_terms: int,
+    chunk: int = SORT_CHUNK_POSTINGS,
+    space: ArraySpace = IN_MEMORY,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The forward index inside out: (frequency, offsets, slots, counts) of each term's postings in slot order.
 
@@ -465,29 +503,55 @@ def inverted(
     a time: each range is sorted and scattered into place behind a cursor per term, so the temporaries are
     about 30 bytes for each posting of a range, where one sort of everything held 16 bytes for each posting
     of the index (a Linux-sized one has 72 million in the knowledge base alone).
+
+    The arrays it returns are `space`'s. Where it gives pages back (`ArraySpace.pass_postings`), the terms are
+    taken a range of ids at a time, each a pass over the forward index that writes one stretch of the postings,
+    so that only that stretch, not every page of the result, is held before it is released.
     """
     frequency = np.zeros(n_terms, dtype=np.int64)
     for start in range(0, len(terms), COUNT_CHUNK_POSTINGS):  # bincount copies its input as int64
         frequency += np.bincount(terms[start : start + COUNT_CHUNK_POSTINGS], minlength=n_terms)
-    base_offsets = np.zeros(n_terms + 1, dtype=np.int64)
+    base_offsets = space.empty(n_terms + 1, np.int64)
+    base_offsets[0] = 0
     np.cumsum(frequency, out=base_offsets[1:])
     cursor = base_offsets[:-1].copy()
-    base_slots = np.empty(len(terms), dtype=np.int32)
-    base_counts = np.empty(len(terms), dtype=counts.dtype)
-    for first, last in _slot_ranges(offsets, chunk):
-        start, end = int(offsets[first]), int(offsets[last])
-        if start == end:
-            continue
-        order, run_starts, run_terms = _term_runs(terms[start:end])
-        run_lengths = np.diff(run_starts, append=len(order))
-        # The i-th posting of the sorted range goes to its term's cursor plus its place in the term's run.
-        destinations = np.arange(len(order), dtype=np.int64)
-        destinations -= np.repeat(run_starts - cursor[run_terms], run_lengths)
-        slots = np.repeat(np.arange(first, last, dtype=np.int32), np.diff(offsets[first : last + 1]))
-        base_slots[destinations] = slots[order]
-        base_counts[destinations] = counts[start:end][order]
-        cursor[run_terms] += run_lengths
+    base_slots = space.empty(len(terms), np.int32)
+    base_counts = space.empty(len(terms), counts.dtype)
+    passes = _term_passes(base_offsets, space.pass_postings)
+    for low, high in passes:
+        for first, last in _slot_ranges(offsets, chunk):
+            start, end = int(offsets[first]), int(offsets[last])
+            if start == end:
+                continue
+            range_terms, range_counts = terms[start:end], counts[start:end]
+            slots = np.repeat(np.arange(first, last, dtype=np.int32), np.diff(offsets[first : last + 1]))
+            if len(passes) > 1:
+                inside = (range_terms >= low) & (range_terms < high)
+                range_terms, range_counts, slots = range_terms[inside], range_counts[inside], slots[inside]
+                if not len(range_terms):
+                    continue
+            order, run_starts, run_terms = _term_runs(range_terms)
+            run_lengths = np.diff(run_starts, append=len(order))
+            # The i-th posting of the sorted range goes to its term's cursor plus its place in the term's run.
+            destinations = np.arange(len(order), dtype=np.int64)
+            destinations -= np.repeat(run_starts - cursor[run_terms], run_lengths)
+            base_slots[destinations] = slots[order]
+            base_counts[destinations] = range_counts[order]
+            cursor[run_terms] += run_lengths
+        for array in (base_slots, base_counts, terms, counts):
+            space.release(array)
     return frequency, base_offsets, base_slots, base_counts
+
+
+def _term_passes(base_offsets: np.ndarray, pass_postings: int | None) -> list[tuple[int, int]]:
+    """Ranges of term ids `[low, high)` whose postings add up to about `pass_postings` each (one for None)."""
+    n_terms = len(base_offsets) - 1
+    total = int(base_offsets[-1])
+    if pass_postings is None or total <= pass_postings:
+        return [(0, n_terms)]
+    bounds = np.searchsorted(base_offsets, np.arange(pass_postings, total, pass_postings), side="left")
+    edges = [0, *sorted({int(bound) for bound in bounds if 0 < bound < n_terms}), n_terms]
+    return list(itertools.pairwise(edges))
 
 
 def _term_runs(terms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -514,12 +578,14 @@ def _slot_ranges(offsets: np.ndarray, chunk: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _kept(values: np.ndarray, keep: np.ndarray) -> Column:
-    """The values where `keep` is true, as a column with room to grow (`room_for`)."""
+def _kept(values: np.ndarray, keep: np.ndarray, space: ArraySpace) -> Column:
+    """The values where `keep` is true, as a column of `space` with room to grow (`room_for`)."""
     size = int(np.count_nonzero(keep))
-    buffer = np.empty(size + room_for(size), dtype=values.dtype)
+    buffer = space.empty(size + room_for(size), values.dtype)
     np.compress(keep, values, out=buffer[:size])
-    return Column.adopt(buffer, size)
+    column = Column.adopt(buffer, size)
+    column.use_space(space)
+    return column
 
 
 def _column(dtype: type, values: np.ndarray, size: int) -> Column:

@@ -17,13 +17,14 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from ragls.index.bm25 import BM25Stream
+from ragls.index.columns import ArraySpace
 from ragls.index.knowledge_base import InMemoryKnowledgeBase
 from ragls.index.postings import StagedPostings, same_documents
 from ragls.index.symbols import SymbolIndex
 from ragls.index.tokenize import TermCounts, TermTable
 from ragls.index.vectors import VectorStream
 from ragls.model import Document, Symbol
-from ragls.rag.spill import SPILL_SUPPORTED, SpillFile
+from ragls.rag.spill import SPILL_SUPPORTED, MappedArrays, SpillFile
 
 
 class ReadWriteLock:
@@ -151,7 +152,7 @@ class DocumentStore(Protocol):
 class StagingStore(Protocol):
     """A store that can build a change on a copy, readers carrying on, and install it in constant time."""
 
-    def staged(self) -> StagedPostings | None: ...
+    def staged(self, space: ArraySpace | None = None) -> StagedPostings | None: ...
 
 
 # A delta touching this many documents (a full reindex, a branch switch) is built on copies of the
@@ -181,11 +182,13 @@ class StagedChange:
         if self._staged is None:
             if len(delta.add) + len(delta.remove_ids) < STAGE_MIN_DOCUMENTS:
                 return
-            stores = [store for store in self._state.stores if isinstance(store, StagingStore)]
-            copies = [(store, store.staged()) for store in stores]
-            self._staged = [(store, copy) for store, copy in copies if copy is not None]
+            space = None
             if self._state.spill_directory is not None and SPILL_SUPPORTED:
                 self._spill = SpillFile(self._state.spill_directory)
+                space = MappedArrays(self._state.spill_directory)
+            stores = [store for store in self._state.stores if isinstance(store, StagingStore)]
+            copies = [(store, store.staged(space)) for store in stores]
+            self._staged = [(store, copy) for store, copy in copies if copy is not None]
         if self._removed == len(delta.remove_ids) and self._added == len(delta.add):
             return
         tables = self._state.term_tables(delta)

@@ -34,6 +34,7 @@ from ragls.index.symbol_table import SymbolColumns
 from ragls.index.vocabulary import saved_lookup
 from ragls.model import Document, SavedDocument, Symbol
 from ragls.packing import PackedText
+from ragls.rag import spill
 from ragls.rag.generation import FileRecord, GenerationImage
 
 SNAPSHOT_FILE = "snapshot.zip"
@@ -103,6 +104,7 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
                         _write_with_room(member, np.ascontiguousarray(value))
                     else:
                         np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
+                spill.release(value)  # an array a large run built in a file: the pages just read go back
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)

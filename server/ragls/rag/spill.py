@@ -1,25 +1,32 @@
-"""Where a large run's documents wait on disk while it is read: each file's texts and metadata written as they
-arrive, and a `SavedDocument` left in memory for each, as a restart leaves one per row of its snapshot.
+"""Where a large run puts what it builds on disk, so that a first index of a million chunks fits in memory.
 
-A first index of the Linux kernel holds 865,000 documents. Held in memory, their packed texts and metadata
-dicts were about 1 GB of the run's peak; here each is a small handle, and a search, the store and the snapshot
-read the few bytes they need with `pread`.
+- `SpillFile`: each file's texts and metadata are written as they arrive, and a `SavedDocument` is left in
+  memory for each, as a restart leaves one per row of its snapshot. On the Linux kernel (865,000 documents),
+  the packed texts and metadata dicts held in memory were about 1 GB of the run's peak.
+- `MappedArrays`: the postings' large arrays live in files mapped shared, and the pages a build has written or
+  read through are given back to the system (`release`): they stay in the page cache, from where a search
+  maps the few it reads. On the kernel those arrays are about 2 GB.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
 import threading
+import weakref
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
+from ragls.index.columns import ArraySpace
 from ragls.model import Document, SavedDocument
 from ragls.packing import PackedText
 
-# Without `pread` (Windows) a run keeps its documents in memory, as before.
-SPILL_SUPPORTED = hasattr(os, "pread")
+# Without `pread` and `madvise` (Windows) a run keeps its documents and arrays in memory, as before.
+SPILL_SUPPORTED = hasattr(os, "pread") and hasattr(mmap, "MADV_DONTNEED")
 # A plain text may hold lone surrogates (a file's undecodable bytes, escaped), as `ragls.packing` lets it.
 _SURROGATES = "surrogatepass"
 
@@ -91,3 +98,77 @@ class SpillFile:
 
     def metadata_json(self, row: int) -> str:
         return self._read(2 * row + 1).decode()
+
+
+class _File:
+    """An unnamed file's descriptor, closed once no mapping of it is left."""
+
+    def __init__(self, directory: Path) -> None:
+        descriptor, name = tempfile.mkstemp(dir=directory, prefix="ragls-arrays-")
+        os.unlink(name)
+        self.fd = descriptor
+        weakref.finalize(self, os.close, descriptor)
+
+
+class _Mapping(mmap.mmap):
+    """A shared mapping of one `_File` (kept alive by it), what a `MappedArrays` array is a view of."""
+
+    file: _File
+
+
+class MappedArrays(ArraySpace):
+    """Arrays in unnamed files of `directory`, mapped shared: what is written goes to the page cache and from there
+    to the file, so `release` can hand the pages back to the system without losing a value."""
+
+    pass_postings = 1 << 24  # 96 MB of slots and counts held at once, at the cost of a pass over the terms each
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+
+    def empty(self, size: int, dtype: np.dtype | type) -> np.ndarray:
+        itemsize = np.dtype(dtype).itemsize
+        if size * itemsize < mmap.PAGESIZE:  # small arrays are not worth a file
+            return np.empty(size, dtype=dtype)
+        return _mapped(_File(self.directory), size, dtype)
+
+    def regrown(self, array: np.ndarray, size: int) -> np.ndarray | None:
+        mapping = _mapping_of(array)
+        if (
+            mapping is None
+            or array.ndim != 1
+            or not array.flags.c_contiguous
+            or len(array) * array.itemsize != len(mapping)
+        ):
+            return None  # not one of ours from its start: the caller copies it into a new one
+        return _mapped(mapping.file, size, array.dtype)
+
+    def release(self, array: np.ndarray) -> None:
+        release(array)
+
+
+def _mapped(file: _File, size: int, dtype: np.dtype | type) -> np.ndarray:
+    """`size` values of `dtype` over `file`, grown to hold them (what it held before stays)."""
+    length = size * np.dtype(dtype).itemsize
+    if os.fstat(file.fd).st_size < length:
+        os.ftruncate(file.fd, length)
+    mapping = _Mapping(file.fd, length)
+    mapping.file = file
+    return np.frombuffer(mapping, dtype=dtype, count=size)
+
+
+def _mapping_of(array: np.ndarray) -> _Mapping | None:
+    """The `MappedArrays` mapping an array is a view of, if it is one."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return base if isinstance(base, _Mapping) else None
+
+
+def release(array: np.ndarray) -> None:
+    """Let the system take back the pages of an array that a `MappedArrays` made; any other is left alone."""
+    mapping = _mapping_of(array)
+    if mapping is not None:
+        mapping.madvise(mmap.MADV_DONTNEED)  # a shared mapping: the values stay in the page cache and the file

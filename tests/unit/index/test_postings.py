@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ragls.index import postings as postings_module
+from ragls.index.columns import ArraySpace
 from ragls.index.postings import Postings, inverted
 from ragls.model import Document
 
@@ -170,15 +171,28 @@ def test_load_rejects_arrays_that_do_not_fit() -> None:
         Postings().load(arrays, postings.documents)
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
-def test_the_inverted_index_is_built_in_slot_ranges_exactly_as_by_one_stable_sort(chunk: int) -> None:
+class _PassesOf(ArraySpace):
+    """Memory, built a few terms' postings at a time as a space that gives pages back would have it built."""
+
+    def __init__(self, pass_postings: int) -> None:
+        self.pass_postings = pass_postings
+
+
+@pytest.mark.parametrize(
+    ("chunk", "pass_postings"), [(1, None), (7, None), (64, None), (1 << 20, None), (64, 500), (7, 1)]
+)
+def test_the_inverted_index_is_built_in_slot_ranges_exactly_as_by_one_stable_sort(
+    chunk: int, pass_postings: int | None
+) -> None:
+    """Also when it is written a stretch of terms at a time (`pass_postings`), as in files it gives back."""
     rng = np.random.default_rng(chunk)
     sizes = rng.integers(0, 30, size=400)
     sizes[[3, 50]] = 0, 200  # an empty slot, and one larger than a range
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     terms = rng.integers(0, 90, size=int(offsets[-1])).astype(np.int32)
     counts = rng.integers(1, 9, size=len(terms)).astype(np.float32)
-    frequency, base_offsets, base_slots, base_counts = inverted(terms, counts, offsets, 100, chunk)
+    space = ArraySpace() if pass_postings is None else _PassesOf(pass_postings)
+    frequency, base_offsets, base_slots, base_counts = inverted(terms, counts, offsets, 100, chunk, space)
     order = np.argsort(terms, kind="stable")
     assert frequency.tolist() == np.bincount(terms, minlength=100).tolist()
     assert base_offsets.tolist() == [0, *np.cumsum(frequency).tolist()]

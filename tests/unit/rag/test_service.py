@@ -170,9 +170,9 @@ def test_a_full_run_built_as_its_files_are_read_answers_as_one_built_at_its_comm
     copied_after: list[int] = []
     staged = InMemoryKnowledgeBase.staged
 
-    def staged_counted(knowledge_base: InMemoryKnowledgeBase) -> Any:
+    def staged_counted(knowledge_base: InMemoryKnowledgeBase, space: Any = None) -> Any:
         copied_after.append(len(files_read))
-        return staged(knowledge_base)
+        return staged(knowledge_base, space)
 
     monkeypatch.setattr(InMemoryKnowledgeBase, "staged", staged_counted)
     built.index_directory(progress=lambda p: files_read.append(p.indexed_files) if p.phase == "read" else None)

@@ -34,6 +34,7 @@ from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
 from ragls.rag.snapshot import SNAPSHOT_FILE
 from ragls.rag.store import StoreError, list_stores, remove_stale_stores, store_path
+from tests.unit.rag.resident import SMAPS, resident_kb
 
 FILES = {
     "a.py": "def alpha_handler(request):\n    return request.alpha\n",
@@ -522,20 +523,7 @@ def test_a_snapshot_maps_its_arrays_copy_on_write(tmp_path: Path) -> None:
     assert float(snapshot_module.read(snapshot).index["lengths"][0]) != -1.0
 
 
-def _resident_kb(array: np.ndarray) -> int:
-    """The resident size of the mapping that holds the array's first value, from /proc/self/smaps."""
-    address, resident, inside = array.__array_interface__["data"][0], 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()[0]
-        if "-" in head and not head.endswith(":"):
-            start, end = (int(bound, 16) for bound in head.split("-"))
-            inside = start <= address < end
-        elif inside and head == "Rss:":
-            resident = int(line.split()[1])
-    return resident
-
-
-@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="resident pages are read from /proc/self/smaps")
+@pytest.mark.skipif(not SMAPS.exists(), reason="resident pages are read from /proc/self/smaps")
 def test_the_pages_an_install_read_leave_the_process_and_read_the_same_again(tmp_path: Path) -> None:
     root, cache = write(tmp_path / "w", FILES), tmp_path / "cache"
     indexed_and_closed(root, cache)
@@ -543,9 +531,9 @@ def test_the_pages_an_install_read_leave_the_process_and_read_the_same_again(tmp
     arrays = {name: array for name, array in image.index.items() if len(array) and _mapped(array)}
     assert "forward_terms" in arrays and "terms" in arrays
     before = {name: array.tolist() for name, array in arrays.items()}  # reads every page
-    assert all(_resident_kb(array) > 0 for array in arrays.values())
+    assert all(resident_kb(array) > 0 for array in arrays.values())
     snapshot_module.release_pages(image.index)
-    assert all(_resident_kb(array) == 0 for array in arrays.values())
+    assert all(resident_kb(array) == 0 for array in arrays.values())
     assert {name: array.tolist() for name, array in arrays.items()} == before
 
 
