@@ -41,9 +41,8 @@ class SpillFile:
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        # Open as long as a document reads from it, not for a block: closed when this object is collected.
-        self._file = tempfile.TemporaryFile(dir=directory, prefix="ragls-spill-")  # noqa: SIM115
-        self._fd = self._file.fileno()
+        self._file = _File(directory, "ragls-spill-")  # closed once this object, which its documents hold, is gone
+        self._fd = self._file.fd
         # Row r's text is bytes [starts[2r], starts[2r+1]) and its metadata JSON [starts[2r+1], starts[2r+2]).
         self._starts = array("q", [0])
         self._packed = bytearray()  # 1 where a row's text is packed bytes, 0 where it is a plain string's UTF-8
@@ -101,10 +100,10 @@ class SpillFile:
 
 
 class _File:
-    """An unnamed file's descriptor, closed once no mapping of it is left."""
+    """An unnamed file's descriptor, closed once nothing that reads it is left."""
 
-    def __init__(self, directory: Path) -> None:
-        descriptor, name = tempfile.mkstemp(dir=directory, prefix="ragls-arrays-")
+    def __init__(self, directory: Path, prefix: str) -> None:
+        descriptor, name = tempfile.mkstemp(dir=directory, prefix=prefix)
         os.unlink(name)
         self.fd = descriptor
         weakref.finalize(self, os.close, descriptor)
@@ -130,7 +129,7 @@ class MappedArrays(ArraySpace):
         itemsize = np.dtype(dtype).itemsize
         if size * itemsize < mmap.PAGESIZE:  # small arrays are not worth a file
             return np.empty(size, dtype=dtype)
-        return _mapped(_File(self.directory), size, dtype)
+        return _mapped(_File(self.directory, "ragls-arrays-"), size, dtype)
 
     def regrown(self, array: np.ndarray, size: int) -> np.ndarray | None:
         mapping = _mapping_of(array)
