@@ -40,6 +40,8 @@ COUNT_TYPE = np.uint16
 _COUNT_MAX = int(np.iinfo(COUNT_TYPE).max)
 # In a space that can take pages back (`ArraySpace`), the forward columns let it every this many postings added.
 RELEASE_POSTINGS = 1 << 23
+# ... and a rebuild lets the forward pages it has read go every this many ranges of slots (`SORT_CHUNK_POSTINGS`).
+_RELEASE_RANGES = 16
 
 
 class Postings:
@@ -519,7 +521,10 @@ def inverted(
     base_counts = space.empty(len(terms), counts.dtype)
     passes = _term_passes(base_offsets, space.pass_postings)
     for low, high in passes:
-        for first, last in _slot_ranges(offsets, chunk):
+        for index, (first, last) in enumerate(_slot_ranges(offsets, chunk)):
+            if index % _RELEASE_RANGES == _RELEASE_RANGES - 1:  # a pass reads the forward index through once
+                space.release(terms)
+                space.release(counts)
             start, end = int(offsets[first]), int(offsets[last])
             if start == end:
                 continue

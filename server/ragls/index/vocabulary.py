@@ -11,7 +11,8 @@ restart maps them instead of hashing and sorting every term again (4.9 s on the 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -104,6 +105,30 @@ class _SavedTerms:
             position += 1
         return None
 
+    def get_many(self, terms: Sequence[str]) -> list[int | None]:
+        """`get` of each term, hashed and looked up at once (a first index asks for a million at a time): the first
+        term of each hash is checked here, and only where its bytes differ is the rest of the run searched."""
+        if not terms or not len(self._hashes):
+            return [None] * len(terms)
+        encoded = [term.encode() for term in terms]
+        wanted = np.fromiter(map(_hash, encoded), dtype=np.uint32, count=len(encoded))
+        positions = np.minimum(np.searchsorted(self._hashes, wanted), len(self._hashes) - 1)
+        candidates = self._order[positions]
+        hit = (self._hashes[positions] == wanted).tolist()
+        starts, ends = self._starts[candidates].tolist(), (self._starts[candidates + 1] - 1).tolist()
+        data = self._bytes
+        found: list[int | None] = []
+        for term, term_bytes, is_hit, candidate, start, end in zip(
+            terms, encoded, hit, candidates.tolist(), starts, ends, strict=True
+        ):
+            if not is_hit:
+                found.append(None)
+            elif data[start:end].tobytes() == term_bytes:
+                found.append(candidate)
+            else:  # another term of the same hash comes first
+                found.append(self.get(term))
+        return found
+
     def packed(self) -> np.ndarray:
         return self._bytes
 
@@ -119,6 +144,12 @@ def _hashes(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return hashes
 
 
+# A first index adds millions of terms (the Linux kernel: 5.6 million, 0.82 GB as a dict of strings to ids). Once the
+# dict holds this many, every term is packed as a saved vocabulary's are (`_SavedTerms`: 0.15 GB for the kernel's),
+# and the dict starts again, a cache of the terms asked for since.
+PACK_TERMS = 1 << 20
+
+
 class Vocabulary:
     """Term ids shared by the streams of one session: each term is in one table, where every stream held its
     own (the Linux kernel has about 5.6 million terms).
@@ -127,7 +158,8 @@ class Vocabulary:
     document holds any more costs its entry and ranks nothing (its document frequency is 0). One writer at a
     time adds terms (commits are serialized); readers and `export` only look, each step atomic under the GIL.
     After `load`, the saved terms stay packed (`_SavedTerms`); `_known` holds the terms added since and those
-    of the saved ones an edit asked for, and `_added` the added ones in id order.
+    of the saved ones an edit asked for, and `_added` the added ones in id order. A first index packs its terms
+    the same way each time the dict reaches `PACK_TERMS`, so that it never holds millions of them as strings.
     """
 
     __slots__ = ("_added", "_known", "_saved")
@@ -147,23 +179,34 @@ class Vocabulary:
             found = self._saved.get(term)
         return found
 
-    def ids_of(self, terms: Iterable[str]) -> list[int]:
-        """Each term's id, new terms taking the next ones."""
+    def ids_of(self, terms: Sequence[str]) -> list[int]:
+        """Each term's id, new terms taking the next ones; past `PACK_TERMS` held in the dict, they are packed."""
         known = self._known
         if self._saved is None:
             # setdefault hands a new term the next id (the dict's size before it is inserted).
-            return [known.setdefault(term, len(known)) for term in terms]
-        ids = []
-        for term in terms:
-            found = known.get(term)
-            if found is None:
-                found = self._saved.get(term)
-                if found is None:
-                    found = len(self)
-                    self._added.append(term)
-                known[term] = found
-            ids.append(found)
+            ids = [known.setdefault(term, len(known)) for term in terms]
+        else:
+            found_ids = list(map(known.get, terms))
+            if None in found_ids:
+                self._add_missing(terms, found_ids)
+            ids = cast("list[int]", found_ids)
+        if len(self._known) >= PACK_TERMS:
+            self.load(self.export())
         return ids
+
+    def _add_missing(self, terms: Sequence[str], found_ids: list[int | None]) -> None:
+        """Fill in the ids the dict lacks: a saved term's, kept in the dict from now on, or the next id."""
+        assert self._saved is not None
+        missing = list(dict.fromkeys(term for term, found in zip(terms, found_ids, strict=True) if found is None))
+        known, added = self._known, self._added
+        for term, saved_id in zip(missing, self._saved.get_many(missing), strict=True):
+            if saved_id is None:
+                saved_id = len(self)
+                added.append(term)
+            known[term] = saved_id
+        for position, found in enumerate(found_ids):
+            if found is None:
+                found_ids[position] = known[terms[position]]
 
     def export(self) -> np.ndarray:
         if self._saved is None:

@@ -41,6 +41,29 @@ def test_a_loaded_vocabulary_keeps_every_id_and_adds_after_them(seed: int) -> No
     assert [again.get(word) for word in [*words, "zz-new-1", "zz-new-2"]] == [*ids, len(words), len(words) + 1]
 
 
+@pytest.mark.parametrize(("pack_terms", "collide"), [(64, False), (500, False), (64, True)])
+def test_a_vocabulary_that_packs_its_dict_as_it_grows_hands_out_the_ids_of_one_that_does_not(
+    pack_terms: int, collide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `PACK_TERMS` in the dict every term is packed and the dict starts again: each id, each lookup and the
+    export are those of a dict of every term, new terms and old ones (found in the packed ones) mixed in a list."""
+    rng = random.Random(pack_terms)
+    words = _terms(rng, 3000)
+    batches = [rng.choices(words[: rng.randint(1, len(words))], k=rng.randint(0, 60)) for _ in range(400)]
+    plain = Vocabulary()
+    expected = [plain.ids_of(batch) for batch in batches]
+    monkeypatch.setattr(vocabulary_module, "PACK_TERMS", pack_terms)
+    if collide:  # a few hashes for every term: the packed lookup must tell terms apart by their bytes
+        monkeypatch.setattr(vocabulary_module, "_hash", lambda data: data[-1] if data else 0)
+    packing = Vocabulary()
+    assert [packing.ids_of(batch) for batch in batches] == expected
+    assert packing._saved is not None and len(packing._known) < pack_terms, "it has packed, and its dict is small"
+    assert len(packing) == len(plain)
+    assert [packing.get(word) for word in words] == [plain.get(word) for word in words]
+    assert packing.get("never-seen") is None
+    assert np.array_equal(packing.export(), plain.export())
+
+
 @pytest.mark.parametrize("block", [1, 7, 1 << 16])
 def test_hashes_computed_a_block_at_a_time_equal_one_term_at_a_time(
     block: int, monkeypatch: pytest.MonkeyPatch
