@@ -101,10 +101,11 @@ def write(path: Path, image: GenerationImage, header: Mapping[str, Any]) -> None
             for name, value in arrays.items():
                 with archive.open(_aligned_member(archive, f"{name}.npy"), "w", force_zip64=True) as member:
                     if name.rsplit(".", 1)[-1] in GROWING_ARRAYS:
-                        _write_with_room(member, np.ascontiguousarray(value))
+                        _write_with_room(member, np.ascontiguousarray(value), len(value) // ROOM_SHARE)
+                    elif value.ndim == 1 and spill.is_mapped(value):
+                        _write_with_room(member, value, 0)  # in parts, each part's pages let go once written
                     else:
                         np.lib.format.write_array(member, np.ascontiguousarray(value), allow_pickle=False)
-                spill.release(value)  # an array a large run built in a file: the pages just read go back
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
@@ -387,13 +388,13 @@ def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
     return shape, dtype
 
 
-def _write_with_room(member: IO[bytes], values: np.ndarray) -> None:
+def _write_with_room(member: IO[bytes], values: np.ndarray, room: int) -> None:
     """A flat array followed by a sixteenth of its length of zeros, as one `.npy` array of both: mapped copy-on-write,
     the zeros are the room later edits append into, so a restart never copies the forward postings to give them
     room (a gigabyte of the Linux kernel's), and only the pages an edit writes become the process's own. A reader
     takes the values' length from the offsets (`Postings.load`). A small array gets no least room
-    (`columns.ROOM_MIN`): moving it after the walk costs nothing, and the file stays its size."""
-    room = len(values) // ROOM_SHARE
+    (`columns.ROOM_MIN`): moving it after the walk costs nothing, and the file stays its size. An array a large run
+    built in a file (`spill`) gives back the pages of each part once it is written."""
     header = {
         "descr": np.lib.format.dtype_to_descr(values.dtype),
         "fortran_order": False,
@@ -402,6 +403,7 @@ def _write_with_room(member: IO[bytes], values: np.ndarray) -> None:
     np.lib.format.write_array_header_1_0(member, header)
     for start in range(0, len(values), _WRITE_VALUES):
         member.write(values[start : start + _WRITE_VALUES].data.cast("B"))
+        spill.release(values)
     zeros = np.zeros(min(room, _WRITE_VALUES), dtype=values.dtype)
     for start in range(0, room, _WRITE_VALUES):
         member.write(zeros[: min(_WRITE_VALUES, room - start)].data.cast("B"))

@@ -166,6 +166,11 @@ def _mapping_of(array: np.ndarray) -> _Mapping | None:
     return base if isinstance(base, _Mapping) else None
 
 
+def is_mapped(array: np.ndarray) -> bool:
+    """Whether an array is a view of a `MappedArrays` file."""
+    return _mapping_of(array) is not None
+
+
 def release(array: np.ndarray) -> None:
     """Let the system take back the pages of an array that a `MappedArrays` made; any other is left alone."""
     mapping = _mapping_of(array)
