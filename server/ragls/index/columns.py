@@ -73,17 +73,18 @@ class Column:
         self._space = space
 
     @classmethod
-    def adopt(cls, values: np.ndarray, size: int | None = None) -> Column:
+    def adopt(cls, values: np.ndarray, size: int | None = None, space: ArraySpace = IN_MEMORY) -> Column:
         """A column over an array nobody else writes to (a loaded snapshot's, a rebuild's result), without a copy.
 
         With `size`, the column holds the array's first `size` values and the rest is its room to grow into (a
-        snapshot's arrays are read with room, so the first edit after a restart copies nothing).
+        snapshot's arrays are read with room, so the first edit after a restart copies nothing). `space`: where it
+        grows to.
         """
         held = len(values) if size is None else size
         if not 0 <= held <= len(values):
             raise ValueError(f"a column of {len(values)} values cannot hold {held}")
         column = cls.__new__(cls)
-        column._buffer, column._size, column._space = _Buffer(values, held), held, IN_MEMORY
+        column._buffer, column._size, column._space = _Buffer(values, held), held, space
         return column
 
     def __len__(self) -> int:

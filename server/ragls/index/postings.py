@@ -218,8 +218,7 @@ class Postings:
             offsets = self._space.empty(len(sizes) + 1 + room_for(len(sizes) + 1), np.int64)
             offsets[0] = 0
             np.cumsum(sizes, out=offsets[1 : len(sizes) + 1])
-            self._forward_offsets = Column.adopt(offsets, len(sizes) + 1)
-            self._forward_offsets.use_space(self._space)
+            self._forward_offsets = Column.adopt(offsets, len(sizes) + 1, self._space)
             self._alive = bytearray(b"\x01") * len(self.documents)
             self.n_dead = 0
         offsets = self._forward_offsets.values()
@@ -588,9 +587,7 @@ def _kept(values: np.ndarray, keep: np.ndarray, space: ArraySpace) -> Column:
     size = int(np.count_nonzero(keep))
     buffer = space.empty(size + room_for(size), values.dtype)
     np.compress(keep, values, out=buffer[:size])
-    column = Column.adopt(buffer, size)
-    column.use_space(space)
-    return column
+    return Column.adopt(buffer, size, space)
 
 
 def _column(dtype: type, values: np.ndarray, size: int) -> Column:

@@ -357,17 +357,10 @@ def release_pages(arrays: Mapping[str, np.ndarray]) -> None:
     if not hasattr(mmap, "MADV_DONTNEED"):
         return
     for array in arrays.values():
-        mapping = _mapping_of(array)
+        mapping = spill.mapping_of(array)
         if mapping is not None:
             with contextlib.suppress(OSError):  # only advice: where the system refuses, the pages stay
                 mapping.madvise(mmap.MADV_DONTNEED)
-
-
-def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
-    base: object = array
-    while isinstance(base, np.ndarray | memoryview):
-        base = base.base if isinstance(base, np.ndarray) else base.obj
-    return base if isinstance(base, mmap.mmap) else None
 
 
 def _data_start(info: zipfile.ZipInfo, raw: IO[bytes]) -> int:

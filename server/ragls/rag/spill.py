@@ -156,14 +156,18 @@ def _mapped(file: _File, size: int, dtype: np.dtype | type) -> np.ndarray:
     return np.frombuffer(mapping, dtype=dtype, count=size)
 
 
+def mapping_of(array: np.ndarray) -> mmap.mmap | None:
+    """The mapping an array is a view of (a snapshot's or a `MappedArrays` file's), if it is one."""
+    base: object = array
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return base if isinstance(base, mmap.mmap) else None
+
+
 def _mapping_of(array: np.ndarray) -> _Mapping | None:
     """The `MappedArrays` mapping an array is a view of, if it is one."""
-    base: object = array
-    while isinstance(base, np.ndarray):
-        base = base.base
-    if isinstance(base, memoryview):
-        base = base.obj
-    return base if isinstance(base, _Mapping) else None
+    mapping = mapping_of(array)
+    return mapping if isinstance(mapping, _Mapping) else None
 
 
 def is_mapped(array: np.ndarray) -> bool:

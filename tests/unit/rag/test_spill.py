@@ -47,7 +47,7 @@ def test_spilled_documents_read_back_as_they_were(tmp_path: Path) -> None:
 def test_mapped_arrays_read_the_same_once_their_pages_are_released_and_grow_in_place(tmp_path: Path) -> None:
     space = MappedArrays(tmp_path / "store")
     values = space.empty(100_000, np.int32)
-    assert spill_module._mapping_of(values) is not None
+    assert spill_module.is_mapped(values)
     values[:] = np.arange(100_000)
     assert resident_kb(values) > 0
     space.release(values)
@@ -61,7 +61,7 @@ def test_mapped_arrays_read_the_same_once_their_pages_are_released_and_grow_in_p
     small = space.empty(16, np.int32)
     small[:] = 3
     space.release(small)
-    assert spill_module._mapping_of(small) is None and small.tolist() == [3] * 16, "memory is left as it is"
+    assert not spill_module.is_mapped(small) and small.tolist() == [3] * 16, "memory is left as it is"
     in_memory = np.arange(50_000)
     space.release(in_memory)
     assert bool((in_memory == np.arange(50_000)).all()) and space.regrown(in_memory, 60_000) is None
@@ -76,7 +76,7 @@ def test_a_column_in_mapped_arrays_grows_and_forks_as_one_in_memory(tmp_path: Pa
         for step in range(1, 40):
             column.extend(np.arange(step * 1_000, dtype=np.int64))
             column.release()
-    assert spill_module._mapping_of(mapped.values()) is not None
+    assert spill_module.is_mapped(mapped.values())
     assert mapped.values().tolist() == plain.values().tolist()
     seen = mapped.values()
     fork = mapped.fork()
@@ -126,7 +126,7 @@ def test_a_large_persisted_run_holds_its_documents_on_disk_and_answers_alike(
         assert len(held) == 40 and all(isinstance(d, SavedDocument) for d in held)
         forward_terms = service.state.knowledge_base.shared_index()[0]._forward_terms.values()
         if spill_module.SPILL_SUPPORTED:
-            assert spill_module._mapping_of(forward_terms) is not None, "the postings' arrays are in mapped files"
+            assert spill_module.is_mapped(forward_terms), "the postings' arrays are in mapped files"
         for stream in (service.state.names, service.state.code):
             assert stream is not None
             slot_documents = stream.export_index()[1]

@@ -29,6 +29,7 @@ from ragls.model import Document, SavedDocument
 from ragls.rag import reading as reading_module
 from ragls.rag import service as service_module
 from ragls.rag import snapshot as snapshot_module
+from ragls.rag import spill as spill_module
 from ragls.rag import store as store_module
 from ragls.rag.generation import GenerationImage
 from ragls.rag.service import RagService
@@ -504,7 +505,7 @@ def test_a_snapshot_whose_arrays_do_not_fit_is_reported_and_the_rows_used(tmp_pa
 
 
 def _mapped(array: np.ndarray) -> bool:
-    return snapshot_module._mapping_of(array) is not None
+    return spill_module.mapping_of(array) is not None
 
 
 @pytest.mark.skipif(not snapshot_module.MAP_ARRAYS, reason="arrays are mapped only where the system allows it")
