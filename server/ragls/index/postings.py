@@ -518,9 +518,9 @@ def inverted(
     cursor = base_offsets[:-1].copy()
     base_slots = space.empty(len(terms), np.int32)
     base_counts = space.empty(len(terms), counts.dtype)
-    passes = _term_passes(base_offsets, space.pass_postings)
+    passes, ranges = _term_passes(base_offsets, space.pass_postings), _slot_ranges(offsets, chunk)
     for low, high in passes:
-        for index, (first, last) in enumerate(_slot_ranges(offsets, chunk)):
+        for index, (first, last) in enumerate(ranges):
             if index % _RELEASE_RANGES == _RELEASE_RANGES - 1:  # a pass reads the forward index through once
                 space.release(terms)
                 space.release(counts)
